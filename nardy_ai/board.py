@@ -1,0 +1,191 @@
+"""Positions as arrays: the one layout every module uses, start positions, flipping,
+validation, pip counts and the JSON position format of POSITIONS.md.
+
+Array layout (``int8``, last axis of length ``BOARD_SIZE`` = 28), always from the point of view
+of the player on roll (the *mover*, RULES.md §0):
+
+=========  =====================================================================
+index      meaning
+=========  =====================================================================
+0 .. 23    point 1 .. 24: positive = mover's checkers, negative = opponent's
+24 (BAR)   mover's checkers on the bar (always 0 in long nardy)
+25         opponent's checkers on the bar
+26 (OFF)   mover's checkers borne off
+27         opponent's checkers borne off
+=========  =====================================================================
+
+The mover travels from point 24 towards point 1 and bears off below 1.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from .errors import FormatError, InvalidDice, InvalidPosition
+from .variants import Variant, get_variant
+
+BOARD_SIZE = 28
+BAR, OPP_BAR, OFF, OPP_OFF = 24, 25, 26, 27
+CHECKERS = 15
+#: For each mover point index i, the index of the same physical point in the opponent's
+#: numbering: short nardy 25 - p (BG-1), long nardy ((p + 11) mod 24) + 1 (LN-1).
+_SHORT_MIRROR = np.arange(23, -1, -1)
+_LONG_MIRROR = (np.arange(24) + 12) % 24
+
+
+def mirror_index(variant: Variant) -> np.ndarray:
+    """Index map: point index ``i`` of the mover is point index ``mirror[i]`` of the opponent."""
+    return _LONG_MIRROR if variant.is_long else _SHORT_MIRROR
+
+
+def start_board(variant: str | Variant) -> np.ndarray:
+    """The start position (BG-1 / LN-1) as a ``(28,)`` int8 array."""
+    v = get_variant(variant)
+    b = np.zeros(BOARD_SIZE, dtype=np.int8)
+    b[:24] = v.start
+    return b
+
+
+def flip(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
+    """The same positions seen by the other player (batched over leading axes)."""
+    v = get_variant(variant)
+    boards = np.asarray(boards)
+    out = np.empty_like(boards)
+    out[..., :24] = -boards[..., :24][..., mirror_index(v)]
+    out[..., BAR] = boards[..., OPP_BAR]
+    out[..., OPP_BAR] = boards[..., BAR]
+    out[..., OFF] = boards[..., OPP_OFF]
+    out[..., OPP_OFF] = boards[..., OFF]
+    return out
+
+
+def pip_counts(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
+    """Pips each side needs to bear off all its checkers: ``(..., 2)`` int32 [mover, opponent].
+
+    A checker on point ``p`` needs ``p`` pips; a checker on the bar needs 25.
+    """
+    v = get_variant(variant)
+    boards = np.asarray(boards)
+    pts = boards[..., :24].astype(np.int32)
+    own_pips = np.arange(1, 25, dtype=np.int32)
+    opp_pips = own_pips[mirror_index(v)]
+    mover = (np.maximum(pts, 0) * own_pips).sum(-1) + 25 * boards[..., BAR].astype(np.int32)
+    opp = (np.maximum(-pts, 0) * opp_pips).sum(-1) + 25 * boards[..., OPP_BAR].astype(np.int32)
+    return np.stack([mover, opp], axis=-1)
+
+
+def validate(board: np.ndarray, variant: str | Variant) -> None:
+    """Raise :class:`InvalidPosition` naming the field or rule if ``board`` is not a position."""
+    v = get_variant(variant)
+    b = np.asarray(board)
+    if b.shape != (BOARD_SIZE,):
+        raise InvalidPosition(f"board array must have shape ({BOARD_SIZE},), got {b.shape}")
+    pts = b[:24].astype(int)
+    for i, c in enumerate(pts):
+        if abs(c) > CHECKERS:
+            raise InvalidPosition(f"points[{i}] (point {i + 1}) holds {c}: at most 15 checkers (COM)")
+    for name, idx in (("bar[0]", BAR), ("bar[1]", OPP_BAR), ("off[0]", OFF), ("off[1]", OPP_OFF)):
+        if not 0 <= int(b[idx]) <= CHECKERS:
+            raise InvalidPosition(f"{name} = {int(b[idx])} must be between 0 and 15")
+    mover = int(pts[pts > 0].sum() + b[BAR] + b[OFF])
+    opp = int(-pts[pts < 0].sum() + b[OPP_BAR] + b[OPP_OFF])
+    if mover != CHECKERS:
+        raise InvalidPosition(f"the mover has {mover} checkers (points + bar[0] + off[0]); each side has 15 (COM)")
+    if opp != CHECKERS:
+        raise InvalidPosition(f"the opponent has {opp} checkers (points + bar[1] + off[1]); each side has 15 (COM)")
+    if v.is_long and (b[BAR] or b[OPP_BAR]):
+        raise InvalidPosition("bar must be [0, 0] in long nardy: there is no hitting (LN-2)")
+    if b[OFF] == CHECKERS and b[OPP_OFF] == CHECKERS:
+        raise InvalidPosition("both sides have borne off all checkers; the game ends at the first (COM-6)")
+
+
+def validate_dice(dice: Any) -> tuple[int, int]:
+    """Check a roll: two integers 1-6.  Returns it as a tuple."""
+    if not isinstance(dice, (list, tuple, np.ndarray)) or len(dice) != 2:
+        raise InvalidDice(f"dice must be two numbers 1-6, got {dice!r}")
+    out = []
+    for i, d in enumerate(dice):
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= int(d) <= 6:
+            raise InvalidDice(f"dice[{i}] = {d!r} must be an integer 1-6")
+        out.append(int(d))
+    return out[0], out[1]
+
+
+# --- JSON position format (POSITIONS.md) -------------------------------------------------
+
+_CUBE_OWNERS = ("centre", "mover", "opponent")
+
+
+def _int_list(obj: dict, key: str, length: int) -> list[int]:
+    val = obj.get(key, [0] * length if key in ("bar", "off") else None)
+    if val is None:
+        raise InvalidPosition(f"missing field {key!r}")
+    if not isinstance(val, list) or len(val) != length:
+        raise InvalidPosition(f"field {key!r} must be a list of {length} integers")
+    for i, x in enumerate(val):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise InvalidPosition(f"{key}[{i}] = {x!r} must be an integer")
+        if abs(x) > 127:
+            raise InvalidPosition(f"{key}[{i}] = {x} is out of range")
+    return val
+
+
+def board_from_json(obj: dict[str, Any] | str, variant: str | Variant | None = None
+                    ) -> tuple[Variant, np.ndarray, tuple[int, int] | None, dict | None]:
+    """Read a POSITIONS.md position.  Returns ``(variant, board, dice or None, cube or None)``.
+
+    ``variant`` is the default when the object has no ``"variant"`` key; when both are given
+    they must agree.
+    """
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except json.JSONDecodeError as e:
+            raise FormatError(f"malformed JSON: {e.msg} at column {e.colno}") from None
+    if not isinstance(obj, dict):
+        raise FormatError("a position must be a JSON object")
+    name = obj.get("variant")
+    if name is None:
+        if variant is None:
+            raise InvalidPosition("missing field 'variant'")
+        v = get_variant(variant)
+    else:
+        if not isinstance(name, str):
+            raise InvalidPosition("field 'variant' must be a string")
+        v = get_variant(name)
+        if variant is not None and get_variant(variant).id != v.id:
+            raise InvalidPosition(f"field 'variant' is {v.id!r} but {get_variant(variant).id!r} was asked for")
+    points = _int_list(obj, "points", 24)
+    bar = _int_list(obj, "bar", 2)
+    off = _int_list(obj, "off", 2)
+    board = np.array(points + bar + off, dtype=np.int8)
+    validate(board, v)
+    dice = validate_dice(obj["dice"]) if "dice" in obj else None
+    cube = None
+    if "cube" in obj:
+        cube = obj["cube"]
+        if not isinstance(cube, dict):
+            raise InvalidPosition("field 'cube' must be an object {value, owner}")
+        value, owner = cube.get("value", 1), cube.get("owner", "centre")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidPosition(f"cube.value = {value!r} must be a positive integer")
+        if owner not in _CUBE_OWNERS:
+            raise InvalidPosition(f"cube.owner = {owner!r} must be one of {', '.join(_CUBE_OWNERS)}")
+        cube = {"value": value, "owner": owner}
+    return v, board, dice, cube
+
+
+def board_to_json(board: np.ndarray, variant: str | Variant | None = None, **extra: Any) -> dict[str, Any]:
+    """A POSITIONS.md position object (``variant`` key only when given)."""
+    b = np.asarray(board).astype(int)
+    out: dict[str, Any] = {}
+    if variant is not None:
+        out["variant"] = get_variant(variant).id
+    out["points"] = b[:24].tolist()
+    out["bar"] = [int(b[BAR]), int(b[OPP_BAR])]
+    out["off"] = [int(b[OFF]), int(b[OPP_OFF])]
+    out.update(extra)
+    return out

@@ -1,0 +1,482 @@
+"""Batched move generation: every distinct legal afterstate of many positions at once.
+
+This is the hot path of the platform (self-play, search, tournaments), written as pure
+functions on NumPy arrays.  Python loops run only over die steps (at most four), never over
+positions or afterstates.
+
+How it works
+------------
+Each position of the batch is expanded one checker step at a time.  A *frontier* row is a
+partial play: the board after some steps (``int8``, the layout of :mod:`nardy_ai.board`,
+padded to 32 bytes: byte 28 holds the BG-HH hitter marks, byte 29 the die of the first step).
+For a step with die ``d`` the legal sources of every row are computed as 25-bit masks
+(bit ``i`` = point ``i + 1``, bit 24 = the bar) with integer shifts: a checker on ``i`` may
+move when the target ``i - d`` is *open*, so ``legal = own & (open << d)`` plus the bear-off
+and bar-entry cases.  The set bits are unpacked into (row, source) pairs and applied with
+fancy indexing.
+
+Non-doubles are expanded in both die orders; doubles take up to four steps with sources in
+non-increasing order (a standard trick, also gnubg's: any multiset of steps of one die can be
+played from the back checker forward, so other orders only repeat afterstates).
+
+Every partial play is a candidate.  The end-of-play rules then choose among them:
+LN-5 (no six-block without an opponent checker ahead, judged on the final position) removes
+candidates; COM-1/COM-3 keep the longest; COM-2 prefers the larger die when only one die
+plays.  Finally duplicates are removed per position (a 64-bit hash, verified exactly).
+
+LN-4 (two checkers may leave the head on a first-turn double) is "need-based": positions
+where all 15 checkers stand on the head and the roll is a double are generated again with a
+head limit of two, and that answer is taken only when it plays more of the roll.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .board import BAR, BOARD_SIZE, OFF, OPP_BAR, OPP_OFF
+from .variants import Variant, get_variant
+
+_W = 32                       # padded row width (4 x uint64 for hashing)
+_HIT = 28                     # BG-HH: bit i set = the checker on point i+1 hit in home this turn
+_TAG = 29                     # die of the first step (COM-2 larger-die rule)
+_BAR_BIT = 24
+_M24 = np.uint32((1 << 24) - 1)
+_OUTSIDE_HOME = np.uint32(((1 << 24) - 1) ^ 0x3F)
+_ONE = np.uint32(1)
+#: Index (0-5) of the highest set bit of a 6-bit home mask (-1 for an empty mask).
+_HIGHEST6 = np.array([-1] + [int(x).bit_length() - 1 for x in range(1, 64)], dtype=np.int8)
+#: Index of the lowest set bit of each byte value (8 for zero), for count-trailing-zeros.
+_CTZ8 = np.array([8] + [(x & -x).bit_length() - 1 for x in range(1, 256)], dtype=np.uint32)
+_HASH_K = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                    0xD6E8FEB86659FD93], dtype=np.uint64)
+
+
+@dataclass
+class Afterstates:
+    """The distinct legal afterstates of a batch of positions.
+
+    boards
+        ``(M, 28)`` int8 afterstates, still from the original mover's side (not flipped).
+    parent
+        ``(M,)`` int64 index of the position each afterstate belongs to; non-decreasing.
+    offsets
+        ``(N + 1,)`` int64: the afterstates of position ``i`` are rows ``offsets[i]:offsets[i+1]``.
+        Every position has at least one (the unchanged position when no checker can move).
+    plays
+        The play notation of each afterstate (POSITIONS.md) when asked for, else ``None``.
+    steps
+        ``(M,)`` number of checker steps in each play (0 when no checker could move).
+    """
+
+    boards: np.ndarray
+    parent: np.ndarray
+    offsets: np.ndarray
+    steps: np.ndarray
+    plays: list[str] | None = None
+    _trace: tuple | None = None
+
+    def notation(self, rows) -> list[str]:
+        """Play notation (POSITIONS.md) of the afterstates at ``rows`` (indices into ``boards``)."""
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        if self.plays is not None:
+            return [self.plays[r] for r in rows]
+        all_levels, srcs = self._trace
+        out = [""] * len(rows)
+        for li, levels in enumerate(all_levels):
+            sel = np.flatnonzero(srcs[rows, 0] == li)
+            for i, t in zip(sel, _notation(levels, srcs[rows[sel], 1], srcs[rows[sel], 2])):
+                out[i] = t
+        return out
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+    def counts(self) -> np.ndarray:
+        """Number of afterstates of each position, ``(N,)``."""
+        return np.diff(self.offsets)
+
+
+def _bits(mask: np.ndarray) -> np.ndarray:
+    """Pack a ``(n, 32)`` bool array into ``(n,)`` uint32 (bit j = column j)."""
+    return np.packbits(mask, axis=1, bitorder="little").view("<u4")[:, 0]
+
+
+def _unpack_pairs(bits: np.ndarray):
+    """The (row, bit) pairs of every set bit of a ``(n,)`` uint32 array, ordered by row."""
+    flags = np.unpackbits(np.ascontiguousarray(bits, dtype="<u4").view(np.uint8).reshape(-1, 4),
+                          axis=1, bitorder="little")
+    flat = np.flatnonzero(flags.view(bool))
+    return flat >> 5, flat & 31
+
+
+def _ctz24(x: np.ndarray) -> np.ndarray:
+    """Count trailing zeros of 24-bit values (24 for zero)."""
+    b0 = _CTZ8[x & 0xFF]
+    b1 = _CTZ8[(x >> 8) & 0xFF] + 8
+    b2 = _CTZ8[(x >> 16) & 0xFF] + 16
+    return np.where(b0 < 8, b0, np.where(b1 < 16, b1, np.minimum(b2, 24)))
+
+
+def six_block_violations(boards: np.ndarray) -> np.ndarray:
+    """LN-5: which long-nardy positions have a six-point block with no opponent checker ahead.
+
+    The mover holds six consecutive points of the opponent's route (opponent points q..q+5,
+    q = 1..19, in the opponent's numbering) while every opponent checker stands at q or
+    behind and none is borne off.  ``boards`` is ``(n, >=28)``; returns ``(n,)`` bool.
+    """
+    pts = np.zeros((len(boards), 32), np.int8)
+    pts[:, :24] = boards[:, :24]
+    # Rotate by 12 points: mover index i is opponent index (i + 12) mod 24 (LN-1).
+    held = _bits(pts > 0) & _M24
+    held = ((held >> 12) | (held << 12)) & _M24
+    opp = _bits(pts < 0) & _M24
+    opp = ((opp >> 12) | (opp << 12)) & _M24
+    run = held & (held >> 1) & (held >> 2) & (held >> 3) & (held >> 4) & (held >> 5)
+    lowest = _ctz24(opp)                       # opponent's most advanced checker
+    behind = (np.uint32(2) << lowest.astype(np.uint32)) - _ONE   # windows starting at or before it
+    return (run & behind != 0) & (boards[:, OPP_OFF] == 0)
+
+
+def _step(F, die, last_src, head_left, variant: Variant, exclude=None):
+    """Expand every frontier row by one checker step with its die.
+
+    Returns the children and, per child, the frontier row it came from, the source bit
+    (0-23 point index, 24 bar), the target column (0-23, or OFF) and whether it hit; and
+    the legal source bits of each row before ``exclude`` (bits not to expand) was applied.
+    """
+    n = len(F)
+    d = die.astype(np.uint32)
+    pts = F[:, :24]
+    own = _bits(F > 0) & _M24
+    short = not variant.is_long
+    open_ = (_bits(F >= -1) if short else _bits(F >= 0)) & _M24
+
+    # Moves along the board: target i - d must be open.
+    legal = own & ((open_ << d) & _M24)
+    # Bear-off (COM-5): all checkers home (and none on the bar); exact point, or the highest
+    # occupied point when the die is larger than it.
+    home = own & 0x3F
+    all_home = (own & _OUTSIDE_HOME) == 0
+    if short:
+        all_home &= F[:, BAR] == 0
+    exact = home & (_ONE << (d - _ONE))
+    highest = _HIGHEST6[home]
+    over = np.where(((home >> (d - _ONE)) == 0) & (home != 0),
+                    _ONE << np.maximum(highest, 0).astype(np.uint32), 0).astype(np.uint32)
+    bear_off = np.where(all_home, exact | over, 0).astype(np.uint32)
+    legal |= bear_off
+    if variant.head_rule:
+        legal &= np.where(head_left > 0, _M24, _M24 >> 1).astype(np.uint32)
+    hitter_branch = None
+    if variant.no_hit_and_hide:
+        # BG-HH: a checker that hit in its home may not go on to join its own checkers.
+        marks = F[:, _HIT].astype(np.uint32)
+        single = _bits(F == 1) & 0x3F
+        own_target = (own << d) & _M24
+        only_hitter = marks & single
+        shared = marks & ~single
+        moves = legal & ~bear_off
+        legal &= ~(only_hitter & own_target & ~bear_off)
+        hitter_branch = shared & moves & ~own_target
+        # The hitter may be borne off only when that die has no other step.
+        hitter_off = only_hitter & bear_off
+        others = (legal & ~hitter_off) | hitter_branch
+        legal &= ~np.where(others != 0, hitter_off, 0).astype(np.uint32)
+    if short:
+        # BG-4: while on the bar only entering steps: die d enters on point 25 - d.
+        on_bar = F[:, BAR] > 0
+        enter = ((open_ >> (np.uint32(24) - d)) & _ONE) << np.uint32(_BAR_BIT)
+        legal = np.where(on_bar, enter, legal).astype(np.uint32)
+        if hitter_branch is not None:
+            hitter_branch = np.where(on_bar, 0, hitter_branch).astype(np.uint32)
+    # Doubles: sources in non-increasing order.
+    legal &= (np.uint32(2) << last_src.astype(np.uint32)) - _ONE
+    first_legal = legal
+    if exclude is not None:
+        legal = legal & ~exclude
+
+    rows, src = _unpack_pairs(legal)
+    is_hitter_move = None
+    if hitter_branch is not None and hitter_branch.any():
+        hitter_branch &= (np.uint32(2) << last_src.astype(np.uint32)) - _ONE
+        r2, s2 = _unpack_pairs(hitter_branch)
+        rows = np.concatenate([rows, r2])
+        src = np.concatenate([src, s2])
+        is_hitter_move = np.zeros(len(rows), bool)
+        is_hitter_move[len(rows) - len(r2):] = True
+
+    child = F[rows]
+    m = len(rows)
+    ar = np.arange(m)
+    dd = die[rows].astype(np.int64)
+    src = src.astype(np.int64)
+    tgt = np.where(src == _BAR_BIT, 24 - dd, src - dd)
+    tgt = np.where(tgt < 0, OFF, tgt)
+    child[ar, src] -= 1
+    dest = child[ar, tgt]
+    hit = dest == -1
+    child[ar, tgt] = np.where(hit, 1, dest + 1)
+    child[:, OPP_BAR] += hit
+    if variant.no_hit_and_hide:
+        marks = child[:, _HIT].astype(np.int64)
+        src_mark = (marks >> np.minimum(src, 23)) & 1
+        hitter_moves = (src < 6) & (src_mark == 1) & (child[ar, src] == 0)
+        if is_hitter_move is not None:
+            hitter_moves |= is_hitter_move
+        marks = np.where(hitter_moves, marks & ~(1 << np.minimum(src, 23)), marks)
+        lands_marked = (tgt < 6) & (hit | hitter_moves)
+        marks = np.where(lands_marked, marks | (1 << np.minimum(tgt, 23)), marks)
+        child[:, _HIT] = marks.astype(np.int8)
+    return child, rows, src, tgt, hit, first_legal
+
+
+@dataclass
+class _Level:
+    boards: np.ndarray     # (m, 32)
+    parent: np.ndarray     # (m,) position index
+    back: np.ndarray       # (m,) row in the previous level
+    src: np.ndarray
+    tgt: np.ndarray
+    hit: np.ndarray
+
+
+def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
+    """All partial plays of positions ``P[idx]`` (padded rows); ``hi``/``lo`` are the dice.
+
+    Returns the list of levels: level k holds the plays of k checker steps.
+    """
+    n = len(idx)
+    base = P[idx]
+    double = hi[idx] == lo[idx]
+    zeros = np.zeros(n, np.int64)
+    levels = [_Level(base, idx, np.arange(n), zeros, zeros, np.zeros(n, bool))]
+    # The frontier: doubles once, non-doubles in both orders (order True: smaller die first).
+    loc = np.concatenate([np.arange(n), np.nonzero(~double)[0]])
+    order = np.arange(len(loc)) >= n
+    back = loc.copy()
+    F = base[loc]
+    last_src = np.full(len(F), _BAR_BIT, np.int64)
+    start_head = base[:, 23].astype(np.int64)
+    exclude = start_legal_hi = None
+    for k in range(4):
+        if len(F) == 0:
+            break
+        die = np.where(order ^ (k == 1), lo[idx[loc]], hi[idx[loc]])
+        head_left = head_limit - (start_head[loc] - F[:, 23]) if variant.head_rule else None
+        child, rows, src, tgt, hit, legal = _step(F, die, last_src, head_left, variant, exclude)
+        if k == 0:
+            child[:, _TAG] = die[rows]
+            if not variant.no_hit_and_hide:
+                # Smaller die first, then a larger-die step that was already legal at the
+                # start: the larger-die-first order gives the same afterstate, so skip it.
+                start_legal_hi = legal[:n]
+        c_loc = loc[rows]
+        levels.append(_Level(child, idx[c_loc], back[rows], src, tgt, hit))
+        # Non-doubles stop after two steps, doubles after four.
+        if k == 0:
+            F, loc, order, back = child, c_loc, order[rows], np.arange(len(rows))
+            last_src = np.where(double[loc], src, _BAR_BIT)
+        else:
+            go = double[c_loc]
+            F, loc, order, back = child[go], c_loc[go], order[rows][go], np.flatnonzero(go)
+            last_src = src[go]
+        exclude = None
+        if k == 0 and start_legal_hi is not None:
+            exclude = np.where(order, start_legal_hi[loc], 0).astype(np.uint32)
+    return levels
+
+
+def _choose(levels, n_pos: int, hi, lo, variant: Variant):
+    """Apply LN-5, COM-1/COM-3 (longest play) and COM-2 (larger die) to the candidates.
+
+    Returns per level a bool mask of the candidates that are legal plays, and the best
+    (longest) level of each position.
+    """
+    valid = []
+    for k, lev in enumerate(levels):
+        if k and variant.six_block_rule:
+            valid.append(~six_block_violations(lev.boards))
+        else:
+            valid.append(np.ones(len(lev.boards), bool))
+    best = np.zeros(n_pos, np.int64)
+    for k in range(1, len(levels)):
+        seen = np.zeros(n_pos, bool)
+        seen[levels[k].parent[valid[k]]] = True
+        best[seen] = k
+    # COM-2: when only one die can be played, the larger one if it can be.
+    if len(levels) > 1:
+        lev1 = levels[1]
+        larger = lev1.boards[:, _TAG] == hi[lev1.parent]
+        has_larger = np.zeros(n_pos, bool)
+        has_larger[lev1.parent[valid[1] & larger]] = True
+        single = (best[lev1.parent] == 1) & (hi[lev1.parent] != lo[lev1.parent])
+        valid[1] &= ~(single & has_larger[lev1.parent] & ~larger)
+    keep = [valid[k] & (best[lev.parent] == k) for k, lev in enumerate(levels)]
+    return keep, best
+
+
+def _dedupe(boards32, parent):
+    """Order candidates by position and drop repeated afterstates; returns kept indices.
+
+    Bytes 28-31 (step bookkeeping) are ignored.  The 64-bit key is the position index and a
+    36-bit hash of the board; equal keys are verified byte for byte, and a hash collision
+    (two different boards, one key) falls back to an exact sort.
+    """
+    words = boards32.view("<u8")
+    h = np.zeros(len(words), np.uint64)
+    for c in range(4):
+        w = words[:, c] if c < 3 else words[:, c] & np.uint64(0xFFFFFFFF)
+        h ^= (w ^ (w >> np.uint64(29))) * _HASH_K[c]
+    h ^= h >> np.uint64(32)
+    m = len(words)
+    pos_bits = max(1, int(parent[-1]).bit_length()) if m else 1
+    idx_bits = max(1, (m - 1).bit_length())
+    hash_bits = 64 - pos_bits - idx_bits
+    if hash_bits >= 24:
+        # One packed key (position, hash, candidate index): a plain sort is ~3x an argsort.
+        key = (parent.astype(np.uint64) << np.uint64(hash_bits + idx_bits)) \
+            | ((h >> np.uint64(64 - hash_bits)) << np.uint64(idx_bits)) | np.arange(m, dtype=np.uint64)
+        ks = np.sort(key)
+        order = (ks & np.uint64((1 << idx_bits) - 1)).astype(np.int64)
+        ks >>= np.uint64(idx_bits)
+    else:
+        key = (parent.astype(np.uint64) << np.uint64(36)) | (h >> np.uint64(28))
+        order = np.argsort(key)
+        ks = key[order]
+    same = np.zeros(len(ks), bool)
+    np.equal(ks[1:], ks[:-1], out=same[1:])
+    i = np.flatnonzero(same)
+    if len(i):
+        a, b = boards32[order[i], :BOARD_SIZE], boards32[order[i - 1], :BOARD_SIZE]
+        if not (a == b).all():
+            rows = np.zeros((len(boards32), 32), np.int8)
+            rows[:, :BOARD_SIZE] = boards32[:, :BOARD_SIZE]
+            rows[:, 28:32].view("<i4")[:, 0] = parent
+            _, first = np.unique(rows.view("V32")[:, 0], return_index=True)
+            return first[np.argsort(parent[first], kind="stable")]
+    return order[~same]
+
+
+def _notation(levels, lev_idx, row_idx):
+    """Canonical play notation for each chosen candidate (traced back through its steps)."""
+    plays = []
+    for k, j in zip(lev_idx, row_idx):
+        steps = []
+        while k > 0:
+            lev = levels[k]
+            steps.append((int(lev.src[j]), int(lev.tgt[j]), bool(lev.hit[j])))
+            j = int(lev.back[j])
+            k -= 1
+        plays.append(format_play(steps[::-1]))
+    return plays
+
+
+def _point_name(index: int, source: bool) -> str:
+    if source and index == _BAR_BIT:
+        return "bar"
+    if not source and index == OFF:
+        return "off"
+    return str(index + 1)
+
+
+def format_play(steps) -> str:
+    """Notation of a play from its checker steps ``[(src, tgt, hit), ...]`` in play order.
+
+    ``src`` is a point index 0-23 or 24 (bar); ``tgt`` a point index or ``OFF``.  A checker
+    that moves on from where it just landed is written as one move (``24/18/13`` becomes
+    ``24/13``, or ``24/18*/13`` when it hit on the way); moves are listed from the back
+    checker forward and repeats are written ``8/5(2)`` as gnubg does.
+    """
+    # Chain steps where one ends and another starts, whatever the order they were played in.
+    chains: list[list] = [[src, [(tgt, hit)]] for src, tgt, hit in steps]
+    merged = True
+    while merged:
+        merged = False
+        for a in chains:
+            end = a[1][-1][0]
+            for b in chains:
+                if b is not a and b[0] == end and end != OFF:
+                    a[1].extend(b[1])
+                    chains.remove(b)
+                    merged = True
+                    break
+            if merged:
+                break
+    parts = []
+    for src, path in chains:
+        text = _point_name(src, True)
+        # Intermediate points are written only where a blot was hit.
+        for i, (tgt, hit) in enumerate(path):
+            if hit or i == len(path) - 1:
+                text += "/" + _point_name(tgt, False) + ("*" if hit else "")
+        parts.append(((src, path[-1][0] if path[-1][0] != OFF else -1), text))
+    parts.sort(key=lambda p: (-p[0][0], -p[0][1]))
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        j = i
+        while j + 1 < len(parts) and parts[j + 1][1] == parts[i][1]:
+            j += 1
+        out.append(parts[i][1] + (f"({j - i + 1})" if j > i else ""))
+        i = j + 1
+    return " ".join(out)
+
+
+def generate(boards, dice, variant: str | Variant, notation: bool = False) -> Afterstates:
+    """Every distinct legal afterstate of each position with its roll.
+
+    boards
+        ``(N, 28)`` int8 positions (layout of :mod:`nardy_ai.board`, mover on roll).  Not
+        validated here (the hot path); validate input from outside with ``board.validate``.
+    dice
+        ``(N, 2)`` ints 1-6.
+    notation
+        Also return the play notation of each afterstate (slower: a Python loop).
+    """
+    v = get_variant(variant)
+    boards = np.asarray(boards, dtype=np.int8)
+    dice = np.asarray(dice)
+    n = len(boards)
+    P = np.zeros((n, _W), np.int8)
+    P[:, :BOARD_SIZE] = boards
+    hi = dice.max(axis=1).astype(np.int64)
+    lo = dice.min(axis=1).astype(np.int64)
+    idx = np.arange(n)
+    levels = _expand(P, idx, hi, lo, v, head_limit=1)
+    keep, best = _choose(levels, n, hi, lo, v)
+    parts = [(k, np.nonzero(m)[0]) for k, (m) in enumerate(keep)]
+    all_levels = [levels]
+    if v.head_rule:
+        # LN-4: a first-turn double that one head checker cannot play in full.
+        first = (boards[:, 23] == 15) & (hi == lo) & (best < 4)
+        if first.any():
+            fidx = np.nonzero(first)[0]
+            levels2 = _expand(P, fidx, hi, lo, v, head_limit=2)
+            keep2, best2 = _choose(levels2, n, hi, lo, v)
+            better = np.zeros(n, bool)
+            better[fidx] = best2[fidx] > best[fidx]
+            parts = [(k, np.nonzero(m & ~better[levels[k].parent])[0]) for k, m in enumerate(keep)]
+            parts2 = [(k, np.nonzero(m & better[levels2[k].parent])[0]) for k, m in enumerate(keep2)]
+            all_levels.append(levels2)
+    cand_boards, cand_parent, cand_steps, cand_src = [], [], [], []
+    for li, lv in enumerate(all_levels):
+        for k, rows in (parts if li == 0 else parts2):
+            cand_boards.append(lv[k].boards[rows])
+            cand_parent.append(lv[k].parent[rows])
+            cand_steps.append(np.full(len(rows), k, np.int64))
+            cand_src.append(np.stack([np.full(len(rows), li), np.full(len(rows), k), rows], 1))
+    B = np.concatenate(cand_boards)
+    par = np.concatenate(cand_parent).astype(np.int64)
+    steps = np.concatenate(cand_steps)
+    kept = _dedupe(B, par)
+    out_par = par[kept]
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(out_par, minlength=n), out=offsets[1:])
+    srcs = np.concatenate(cand_src)[kept]
+    out = Afterstates(np.ascontiguousarray(B[kept, :BOARD_SIZE]), out_par, offsets, steps[kept],
+                      None, (all_levels, srcs))
+    if notation:
+        out.plays = out.notation(np.arange(len(kept)))
+    return out
