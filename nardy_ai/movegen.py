@@ -82,11 +82,12 @@ class Afterstates:
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         if self.plays is not None:
             return [self.plays[r] for r in rows]
-        all_levels, srcs = self._trace
+        all_levels, code = self._trace
+        code = code[rows]
         out = [""] * len(rows)
         for li, levels in enumerate(all_levels):
-            sel = np.flatnonzero(srcs[rows, 0] == li)
-            for i, t in zip(sel, _notation(levels, srcs[rows[sel], 1], srcs[rows[sel], 2])):
+            sel = np.flatnonzero((code >> 35) == li)
+            for i, t in zip(sel, _notation(levels, (code[sel] >> 32) & 7, code[sel] & 0xFFFFFFFF)):
                 out[i] = t
         return out
 
@@ -119,6 +120,28 @@ def _ctz24(x: np.ndarray) -> np.ndarray:
     return np.where(b0 < 8, b0, np.where(b1 < 16, b1, np.minimum(b2, 24)))
 
 
+def _rotate12(bits: np.ndarray) -> np.ndarray:
+    """Mover point bits to the opponent's numbering: index i becomes (i + 12) mod 24 (LN-1)."""
+    return ((bits >> 12) | (bits << 12)) & _M24
+
+
+def _block_guard(opp_bits: np.ndarray, opp_off: np.ndarray) -> np.ndarray:
+    """LN-5: the block windows (bit q-1 = opponent points q..q+5) that would be illegal.
+
+    A window is illegal when no opponent checker stands ahead of it: every opponent checker
+    is at q or behind, and none is borne off.  Constant during a turn (nothing is hit).
+    """
+    lowest = _ctz24(_rotate12(opp_bits)).astype(np.uint32)   # opponent's most advanced checker
+    return np.where(opp_off == 0, (np.uint32(2) << lowest) - _ONE, 0).astype(np.uint32)
+
+
+def _six_block(own_bits: np.ndarray, guard: np.ndarray) -> np.ndarray:
+    """LN-5 on point bits: does the mover hold six in a row in a window that ``guard`` forbids."""
+    held = _rotate12(own_bits)
+    run = held & (held >> 1) & (held >> 2) & (held >> 3) & (held >> 4) & (held >> 5)
+    return (run & guard) != 0
+
+
 def six_block_violations(boards: np.ndarray) -> np.ndarray:
     """LN-5: which long-nardy positions have a six-point block with no opponent checker ahead.
 
@@ -128,30 +151,22 @@ def six_block_violations(boards: np.ndarray) -> np.ndarray:
     """
     pts = np.zeros((len(boards), 32), np.int8)
     pts[:, :24] = boards[:, :24]
-    # Rotate by 12 points: mover index i is opponent index (i + 12) mod 24 (LN-1).
-    held = _bits(pts > 0) & _M24
-    held = ((held >> 12) | (held << 12)) & _M24
-    opp = _bits(pts < 0) & _M24
-    opp = ((opp >> 12) | (opp << 12)) & _M24
-    run = held & (held >> 1) & (held >> 2) & (held >> 3) & (held >> 4) & (held >> 5)
-    lowest = _ctz24(opp)                       # opponent's most advanced checker
-    behind = (np.uint32(2) << lowest.astype(np.uint32)) - _ONE   # windows starting at or before it
-    return (run & behind != 0) & (boards[:, OPP_OFF] == 0)
+    guard = _block_guard(_bits(pts < 0), boards[:, OPP_OFF])
+    return _six_block(_bits(pts > 0), guard)
 
 
-def _step(F, die, last_src, head_left, variant: Variant, exclude=None):
+def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=None):
     """Expand every frontier row by one checker step with its die.
 
+    ``own`` are the rows' point bits holding mover checkers, ``open_`` the points a checker
+    may land on (fixed for the whole turn: the mover never closes a point to itself).
     Returns the children and, per child, the frontier row it came from, the source bit
-    (0-23 point index, 24 bar), the target column (0-23, or OFF) and whether it hit; and
-    the legal source bits of each row before ``exclude`` (bits not to expand) was applied.
+    (0-23 point index, 24 bar), the target column (0-23, or OFF), whether it hit and its own
+    point bits; and the legal source bits of each row before ``exclude`` was applied.
     """
     n = len(F)
     d = die.astype(np.uint32)
-    pts = F[:, :24]
-    own = _bits(F > 0) & _M24
     short = not variant.is_long
-    open_ = (_bits(F >= -1) if short else _bits(F >= 0)) & _M24
 
     # Moves along the board: target i - d must be open.
     legal = own & ((open_ << d) & _M24)
@@ -207,29 +222,37 @@ def _step(F, die, last_src, head_left, variant: Variant, exclude=None):
         is_hitter_move = np.zeros(len(rows), bool)
         is_hitter_move[len(rows) - len(r2):] = True
 
-    child = F[rows]
+    child = np.take(F, rows, axis=0)
     m = len(rows)
-    ar = np.arange(m)
-    dd = die[rows].astype(np.int64)
+    dd = np.take(die, rows).astype(np.int64)
     src = src.astype(np.int64)
     tgt = np.where(src == _BAR_BIT, 24 - dd, src - dd)
     tgt = np.where(tgt < 0, OFF, tgt)
-    child[ar, src] -= 1
-    dest = child[ar, tgt]
+    flat = child.reshape(-1)
+    base = np.arange(0, m * _W, _W)
+    at_src = base + src
+    flat[at_src] -= 1
+    at_tgt = base + tgt
+    dest = flat[at_tgt]
     hit = dest == -1
-    child[ar, tgt] = np.where(hit, 1, dest + 1)
-    child[:, OPP_BAR] += hit
+    flat[at_tgt] = np.where(hit, 1, dest + 1)
+    if short:
+        flat[base + OPP_BAR] += hit
+    child_own = np.take(own, rows)
+    child_own &= ~np.where(flat[at_src] == 0, _ONE << src.astype(np.uint32), 0).astype(np.uint32)
+    child_own |= np.where(tgt < 24, _ONE << np.minimum(tgt, 31).astype(np.uint32), 0).astype(np.uint32)
+    child_own &= _M24
     if variant.no_hit_and_hide:
         marks = child[:, _HIT].astype(np.int64)
         src_mark = (marks >> np.minimum(src, 23)) & 1
-        hitter_moves = (src < 6) & (src_mark == 1) & (child[ar, src] == 0)
+        hitter_moves = (src < 6) & (src_mark == 1) & (flat[at_src] == 0)
         if is_hitter_move is not None:
             hitter_moves |= is_hitter_move
         marks = np.where(hitter_moves, marks & ~(1 << np.minimum(src, 23)), marks)
         lands_marked = (tgt < 6) & (hit | hitter_moves)
         marks = np.where(lands_marked, marks | (1 << np.minimum(tgt, 23)), marks)
         child[:, _HIT] = marks.astype(np.int8)
-    return child, rows, src, tgt, hit, first_legal
+    return child, rows, src, tgt, hit, child_own, first_legal
 
 
 @dataclass
@@ -240,6 +263,7 @@ class _Level:
     src: np.ndarray
     tgt: np.ndarray
     hit: np.ndarray
+    own: np.ndarray        # (m,) uint32 bits of the points holding mover checkers
 
 
 def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
@@ -248,15 +272,18 @@ def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
     Returns the list of levels: level k holds the plays of k checker steps.
     """
     n = len(idx)
-    base = P[idx]
+    base = np.take(P, idx, axis=0)
     double = hi[idx] == lo[idx]
     zeros = np.zeros(n, np.int64)
-    levels = [_Level(base, idx, np.arange(n), zeros, zeros, np.zeros(n, bool))]
+    own0 = _bits(base > 0) & _M24
+    open0 = (_bits(base >= 0) if variant.is_long else _bits(base >= -1)) & _M24
+    levels = [_Level(base, idx, np.arange(n), zeros, zeros, np.zeros(n, bool), own0)]
     # The frontier: doubles once, non-doubles in both orders (order True: smaller die first).
     loc = np.concatenate([np.arange(n), np.nonzero(~double)[0]])
     order = np.arange(len(loc)) >= n
     back = loc.copy()
-    F = base[loc]
+    F = np.take(base, loc, axis=0)
+    own = np.take(own0, loc)
     last_src = np.full(len(F), _BAR_BIT, np.int64)
     start_head = base[:, 23].astype(np.int64)
     exclude = start_legal_hi = None
@@ -265,7 +292,8 @@ def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
             break
         die = np.where(order ^ (k == 1), lo[idx[loc]], hi[idx[loc]])
         head_left = head_limit - (start_head[loc] - F[:, 23]) if variant.head_rule else None
-        child, rows, src, tgt, hit, legal = _step(F, die, last_src, head_left, variant, exclude)
+        child, rows, src, tgt, hit, c_own, legal = _step(F, own, np.take(open0, loc), die, last_src,
+                                                         head_left, variant, exclude)
         if k == 0:
             child[:, _TAG] = die[rows]
             if not variant.no_hit_and_hide:
@@ -273,22 +301,23 @@ def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
                 # start: the larger-die-first order gives the same afterstate, so skip it.
                 start_legal_hi = legal[:n]
         c_loc = loc[rows]
-        levels.append(_Level(child, idx[c_loc], back[rows], src, tgt, hit))
+        levels.append(_Level(child, idx[c_loc], back[rows], src, tgt, hit, c_own))
         # Non-doubles stop after two steps, doubles after four.
         if k == 0:
-            F, loc, order, back = child, c_loc, order[rows], np.arange(len(rows))
+            F, own, loc, order, back = child, c_own, c_loc, order[rows], np.arange(len(rows))
             last_src = np.where(double[loc], src, _BAR_BIT)
         else:
             go = double[c_loc]
-            F, loc, order, back = child[go], c_loc[go], order[rows][go], np.flatnonzero(go)
-            last_src = src[go]
+            back = np.flatnonzero(go)
+            F, own, loc, order = np.take(child, back, axis=0), c_own[back], c_loc[back], order[rows][back]
+            last_src = src[back]
         exclude = None
         if k == 0 and start_legal_hi is not None:
             exclude = np.where(order, start_legal_hi[loc], 0).astype(np.uint32)
     return levels
 
 
-def _choose(levels, n_pos: int, hi, lo, variant: Variant):
+def _choose(levels, n_pos: int, hi, lo, variant: Variant, guard=None):
     """Apply LN-5, COM-1/COM-3 (longest play) and COM-2 (larger die) to the candidates.
 
     Returns per level a bool mask of the candidates that are legal plays, and the best
@@ -297,7 +326,7 @@ def _choose(levels, n_pos: int, hi, lo, variant: Variant):
     valid = []
     for k, lev in enumerate(levels):
         if k and variant.six_block_rule:
-            valid.append(~six_block_violations(lev.boards))
+            valid.append(~_six_block(lev.own, np.take(guard, lev.parent)))
         else:
             valid.append(np.ones(len(lev.boards), bool))
     best = np.zeros(n_pos, np.int64)
@@ -325,10 +354,12 @@ def _dedupe(boards32, parent):
     (two different boards, one key) falls back to an exact sort.
     """
     words = boards32.view("<u8")
-    h = np.zeros(len(words), np.uint64)
-    for c in range(4):
-        w = words[:, c] if c < 3 else words[:, c] & np.uint64(0xFFFFFFFF)
-        h ^= (w ^ (w >> np.uint64(29))) * _HASH_K[c]
+    h = words[:, 0] * _HASH_K[0]
+    h += words[:, 1] * _HASH_K[1]
+    h += words[:, 2] * _HASH_K[2]
+    h += (words[:, 3] & np.uint64(0xFFFFFFFF)) * _HASH_K[3]
+    h ^= h >> np.uint64(29)      # products only carry differences upwards: fold them back
+    h *= _HASH_K[0]
     h ^= h >> np.uint64(32)
     m = len(words)
     pos_bits = max(1, int(parent[-1]).bit_length()) if m else 1
@@ -349,7 +380,10 @@ def _dedupe(boards32, parent):
     np.equal(ks[1:], ks[:-1], out=same[1:])
     i = np.flatnonzero(same)
     if len(i):
-        a, b = boards32[order[i], :BOARD_SIZE], boards32[order[i - 1], :BOARD_SIZE]
+        a = np.take(words, order[i], axis=0)
+        b = np.take(words, order[i - 1], axis=0)
+        a[:, 3] &= np.uint64(0xFFFFFFFF)
+        b[:, 3] &= np.uint64(0xFFFFFFFF)
         if not (a == b).all():
             rows = np.zeros((len(boards32), 32), np.int8)
             rows[:, :BOARD_SIZE] = boards32[:, :BOARD_SIZE]
@@ -444,8 +478,11 @@ def generate(boards, dice, variant: str | Variant, notation: bool = False) -> Af
     hi = dice.max(axis=1).astype(np.int64)
     lo = dice.min(axis=1).astype(np.int64)
     idx = np.arange(n)
+    guard = None
+    if v.six_block_rule:
+        guard = _block_guard(_bits(P < 0) & _M24, boards[:, OPP_OFF])
     levels = _expand(P, idx, hi, lo, v, head_limit=1)
-    keep, best = _choose(levels, n, hi, lo, v)
+    keep, best = _choose(levels, n, hi, lo, v, guard)
     parts = [(k, np.nonzero(m)[0]) for k, (m) in enumerate(keep)]
     all_levels = [levels]
     if v.head_rule:
@@ -454,29 +491,28 @@ def generate(boards, dice, variant: str | Variant, notation: bool = False) -> Af
         if first.any():
             fidx = np.nonzero(first)[0]
             levels2 = _expand(P, fidx, hi, lo, v, head_limit=2)
-            keep2, best2 = _choose(levels2, n, hi, lo, v)
+            keep2, best2 = _choose(levels2, n, hi, lo, v, guard)
             better = np.zeros(n, bool)
             better[fidx] = best2[fidx] > best[fidx]
             parts = [(k, np.nonzero(m & ~better[levels[k].parent])[0]) for k, m in enumerate(keep)]
             parts2 = [(k, np.nonzero(m & better[levels2[k].parent])[0]) for k, m in enumerate(keep2)]
             all_levels.append(levels2)
-    cand_boards, cand_parent, cand_steps, cand_src = [], [], [], []
+    cand_boards, cand_parent, cand_code = [], [], []
     for li, lv in enumerate(all_levels):
         for k, rows in (parts if li == 0 else parts2):
-            cand_boards.append(lv[k].boards[rows])
-            cand_parent.append(lv[k].parent[rows])
-            cand_steps.append(np.full(len(rows), k, np.int64))
-            cand_src.append(np.stack([np.full(len(rows), li), np.full(len(rows), k), rows], 1))
+            cand_boards.append(np.take(lv[k].boards, rows, axis=0))
+            cand_parent.append(np.take(lv[k].parent, rows))
+            # Where the candidate came from, for its step count and notation: pass, level, row.
+            cand_code.append(rows + ((li << 3 | k) << 32))
     B = np.concatenate(cand_boards)
     par = np.concatenate(cand_parent).astype(np.int64)
-    steps = np.concatenate(cand_steps)
     kept = _dedupe(B, par)
-    out_par = par[kept]
+    out_par = np.take(par, kept)
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(out_par, minlength=n), out=offsets[1:])
-    srcs = np.concatenate(cand_src)[kept]
-    out = Afterstates(np.ascontiguousarray(B[kept, :BOARD_SIZE]), out_par, offsets, steps[kept],
-                      None, (all_levels, srcs))
+    code = np.take(np.concatenate(cand_code), kept)
+    out = Afterstates(np.take(B, kept, axis=0)[:, :BOARD_SIZE], out_par, offsets, (code >> 32) & 7,
+                      None, (all_levels, code))
     if notation:
         out.plays = out.notation(np.arange(len(kept)))
     return out
