@@ -66,11 +66,8 @@ def _short_variant(variant: str | Variant, what: str) -> Variant:
 
 def _checked_board(board: Any, v: Variant) -> np.ndarray:
     b = np.asarray(board)
-    if b.shape != (BOARD_SIZE,):
-        raise InvalidPosition(f"board array must have shape ({BOARD_SIZE},), got {b.shape}")
-    b = b.astype(np.int8)
     validate(b, v)
-    return b
+    return b.astype(np.int8)
 
 
 def _sides(b: np.ndarray) -> tuple[list[int], list[int]]:
@@ -257,9 +254,9 @@ def _int_field(text: str, name: str, s: str) -> int:
 
 
 def board_from_xgid(s: str, variant: str | Variant = "backgammon") -> tuple[np.ndarray, dict[str, Any]]:
-    """Read an XGID.  Returns ``(board, info)``: the board seen by the player on turn, and
+    """Read an XGID.  Returns ``(board, info)``: the board seen by the player on turn.
 
-    ``info`` with keys ``dice`` (tuple or None), ``cube`` (``{"value", "owner"}`` with owner
+    ``info`` has the keys ``dice`` (tuple or None), ``cube`` (``{"value", "owner"}`` with owner
     centre / mover / opponent), ``cube_action`` (None, ``"double"``, ``"beaver"``,
     ``"raccoon"``), ``turn`` (``"bottom"`` or ``"top"``: which XG player is our mover),
     ``score`` (``(mover, opponent)``), ``match_length`` (0 = money), ``crawford``, ``jacoby``,

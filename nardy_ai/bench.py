@@ -1,0 +1,97 @@
+"""Benchmarks: figures with units and the machine they were measured on (never asserted in tests).
+
+``nardy bench movegen`` measures the move generator on positions from random play, at several
+batch sizes, on one core: distinct afterstates per second and positions per second (CPU time of
+this process, best of several repetitions), and the peak memory that one call allocates.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+import tracemalloc
+
+import numpy as np
+
+from .board import OFF, flip, start_board
+from .movegen import generate
+from .variants import get_variant
+
+
+def machine_description() -> str:
+    """One line naming the CPU, core count, Python and NumPy versions."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (f"{cpu}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
+            f"NumPy {np.__version__}")
+
+
+def random_positions(variant, n_games: int = 256, plies: int = 200, seed: int = 0) -> np.ndarray:
+    """Positions (mover on roll) met in random play: ``n_games`` games in lockstep for
+    ``plies`` plies each (finished games restart from the start position)."""
+    v = get_variant(variant)
+    rng = np.random.default_rng(seed)
+    start = start_board(v)
+    boards = np.repeat(start[None], n_games, axis=0)
+    seen = []
+    for _ in range(plies):
+        seen.append(boards)
+        after = generate(boards, rng.integers(1, 7, (n_games, 2)), v)
+        pick = after.offsets[:-1] + (rng.random(n_games) * after.counts()).astype(np.int64)
+        chosen = after.boards[pick]
+        chosen[chosen[:, OFF] == 15] = start
+        boards = flip(chosen, v)
+    return np.concatenate(seen)
+
+
+def bench_movegen(variant, batch_sizes=(64, 1024, 8192), repeats: int = 5, seed: int = 0,
+                  min_positions: int = 8192) -> list[dict]:
+    """Measure :func:`generate` at each batch size.  Returns one dict of figures per size:
+    ``afterstates_per_s``, ``positions_per_s``, ``afterstates_per_position`` and
+    ``peak_mib`` (memory NumPy allocated during one call, MiB)."""
+    v = get_variant(variant)
+    pool = random_positions(v, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    out = []
+    for size in batch_sizes:
+        idx = rng.choice(len(pool), size)
+        boards, dice = pool[idx], rng.integers(1, 7, (size, 2))
+        calls = max(1, min_positions // size)
+        generate(boards, dice, v)
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.process_time()
+            for _ in range(calls):
+                res = generate(boards, dice, v)
+            best = min(best, (time.process_time() - t0) / calls)
+        tracemalloc.start()
+        generate(boards, dice, v)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        out.append({
+            "variant": v.id, "batch": size, "afterstates": len(res),
+            "afterstates_per_s": len(res) / best, "positions_per_s": size / best,
+            "afterstates_per_position": len(res) / size, "peak_mib": peak / 2**20,
+        })
+    return out
+
+
+def format_movegen(rows: list[dict]) -> str:
+    """The table ``nardy bench movegen`` prints."""
+    lines = [f"machine: {machine_description()}",
+             "move generation, one core, positions from random play (CPU time, best of repeats)",
+             f"{'variant':<16}{'batch':>7}{'afterstates/s':>16}{'positions/s':>14}"
+             f"{'afterst./pos':>14}{'peak MiB':>10}"]
+    for r in rows:
+        lines.append(f"{r['variant']:<16}{r['batch']:>7}{r['afterstates_per_s']:>16,.0f}"
+                     f"{r['positions_per_s']:>14,.0f}{r['afterstates_per_position']:>14.1f}"
+                     f"{r['peak_mib']:>10.1f}")
+    return "\n".join(lines)

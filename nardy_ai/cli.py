@@ -1,0 +1,262 @@
+"""The ``nardy`` command: argument parsing and one-line error messages only.
+
+Every subcommand calls into the library; a :class:`~nardy_ai.errors.NardyError` raised
+anywhere becomes ``nardy: error: <message>`` on stderr with exit status 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import IO, Iterable, Iterator
+
+import numpy as np
+
+from .errors import FormatError, NardyError
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit status 2 (argparse prints usage too)
+        raise NardyError(f"{self.prog}: {message}")
+
+
+# --- nardy moves ------------------------------------------------------------------------
+
+def answer_move_requests(lines: Iterable[str], default_variant: str | None,
+                         chunk: int = 4096) -> Iterator[str]:
+    """Answer POSITIONS.md requests for legal plays, one JSON line per request, in order.
+
+    Lines are read in chunks and answered with one batched call of the move generator per
+    variant; a line that cannot be read gets ``{"error": ...}`` and the rest go on.
+    """
+    from .board import board_from_json, board_to_json
+    from .movegen import generate
+
+    def answer(batch: list[str]) -> list[str]:
+        out: list[str | None] = [None] * len(batch)
+        by_variant: dict[str, list[tuple[int, np.ndarray, tuple[int, int]]]] = {}
+        for i, line in enumerate(batch):
+            try:
+                v, board, dice, _ = board_from_json(line, variant=None if _has_variant(line) else default_variant)
+                if dice is None:
+                    raise FormatError("missing field 'dice' (two numbers 1-6)")
+                by_variant.setdefault(v.id, []).append((i, board, dice))
+            except NardyError as e:
+                out[i] = json.dumps({"error": str(e)})
+        for vid, items in by_variant.items():
+            res = generate(np.stack([b for _, b, _ in items]), np.array([d for _, _, d in items]),
+                           vid, notation=True)
+            for j, (i, _, _) in enumerate(items):
+                lo, hi = res.offsets[j], res.offsets[j + 1]
+                out[i] = json.dumps({"afterstates": [
+                    board_to_json(res.boards[r], play=res.plays[r]) for r in range(lo, hi)]})
+        return out  # type: ignore[return-value]
+
+    batch: list[str] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        batch.append(line)
+        if len(batch) >= chunk:
+            yield from answer(batch)
+            batch = []
+    if batch:
+        yield from answer(batch)
+
+
+def _has_variant(line: str) -> bool:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError:
+        return True   # let board_from_json report the malformed JSON
+    return not isinstance(obj, dict) or "variant" in obj
+
+
+def _open_in(path: str | None) -> IO[str]:
+    if path in (None, "-"):
+        return sys.stdin
+    try:
+        return open(path, encoding="utf-8")
+    except OSError as e:
+        raise NardyError(f"cannot read {path}: {e.strerror}") from None
+
+
+def cmd_moves(args) -> int:
+    from .variants import get_variant
+    if args.variant:
+        get_variant(args.variant)
+    src = _open_in(args.jsonl)
+    for answer in answer_move_requests(src, args.variant):
+        print(answer, flush=False)
+    sys.stdout.flush()
+    return 0
+
+
+# --- nardy show -------------------------------------------------------------------------
+
+def _read_position(args):
+    """The position named on the command line: JSON text/file, gnubg Position ID or XGID."""
+    from .board import board_from_json
+    from .variants import get_variant
+    text = args.position
+    if args.gnubg_id or args.xgid:
+        from . import formats
+        v = get_variant(args.variant or "backgammon")
+        if args.gnubg_id:
+            return v, formats.board_from_position_id(args.gnubg_id, v), None, None
+        board, info = formats.board_from_xgid(args.xgid, v)
+        dice = info.get("dice")
+        cube = {"value": info.get("cube_value", 1), "owner": info.get("cube_owner", "centre")}
+        return v, board, dice, cube
+    if text is None or text == "-":
+        text = sys.stdin.read()
+    elif not text.lstrip().startswith("{"):
+        with _open_in(text) as f:
+            text = f.read()
+    return board_from_json(text, variant=args.variant if args.variant and '"variant"' not in text else None)
+
+
+def cmd_show(args) -> int:
+    from . import render
+    v, board, dice, cube = _read_position(args)
+    print(render.text_board(board, v, dice=dice, cube=cube))
+    if args.svg:
+        svg = render.svg_board(board, v, dice=dice, cube=cube)
+        _write_atomic(args.svg, svg)
+        print(f"SVG written to {args.svg}")
+    if v.family == "short":
+        from . import formats
+        print(f"Position ID: {formats.position_id(board, v)}")
+    return 0
+
+
+def _write_atomic(path: str, text: str) -> None:
+    import os
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise NardyError(f"cannot write {path}: {e.strerror}") from None
+
+
+# --- nardy play -------------------------------------------------------------------------
+
+def cmd_play(args) -> int:
+    from .agents import make_agent
+    from .game import play_games, summarize, write_jsonl
+    from .variants import parse_variant_spec
+    v = parse_variant_spec(args.variant)
+    if len(args.agents) != 2:
+        raise NardyError("--agents takes exactly two agent specs, e.g. --agents heuristic random")
+    a = make_agent(args.agents[0], v)
+    b = make_agent(args.agents[1], v)
+    if args.games < 1:
+        raise NardyError("--games must be at least 1")
+    # Seats alternate: the first half with A as white, the second with B as white.
+    first = (args.games + 1) // 2
+    records = play_games(v, (a, b), first, seed=args.seed, record=bool(args.jsonl))
+    if args.games - first:
+        records += play_games(v, (b, a), args.games - first, seed=args.seed + 1,
+                              record=bool(args.jsonl))
+    if args.jsonl:
+        write_jsonl(records, args.jsonl)
+    s = summarize(records)
+    print(json.dumps(s, indent=1) if args.json else format_summary(s))
+    return 0
+
+
+def format_summary(s: dict) -> str:
+    """Human-readable lines for a match summary (see :func:`nardy_ai.game.summarize`)."""
+    lines = []
+    for key, val in s.items():
+        if isinstance(val, float):
+            lines.append(f"{key}: {val:.4f}")
+        else:
+            lines.append(f"{key}: {val}")
+    return "\n".join(lines)
+
+
+# --- nardy bench ------------------------------------------------------------------------
+
+def cmd_bench(args) -> int:
+    from . import bench
+    from .variants import get_variant
+    if args.what == "movegen":
+        sizes = tuple(int(x) for x in args.batch_sizes.split(","))
+        variants = args.variant or ["backgammon", "long"]
+        rows = []
+        for name in variants:
+            rows += bench.bench_movegen(get_variant(name), sizes, repeats=args.repeats)
+        print(json.dumps(rows) if args.json else bench.format_movegen(rows))
+    return 0
+
+
+def cmd_variants(args) -> int:
+    from .variants import VARIANTS
+    for v in VARIANTS.values():
+        print(v.describe())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="nardy", description="Bots that play nardy: rules engine, games, benchmarks.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    m = sub.add_parser("moves", help="answer JSON-lines requests for legal plays (POSITIONS.md)")
+    m.add_argument("--variant", help="variant of lines that do not name one")
+    m.add_argument("--jsonl", default="-", help="request file, or - for stdin (default)")
+    m.set_defaults(func=cmd_moves)
+
+    s = sub.add_parser("show", help="draw a position as text (and SVG)")
+    s.add_argument("position", nargs="?", help="JSON position, a file holding one, or - for stdin")
+    s.add_argument("--variant", help="variant (default: the position's own, or backgammon for IDs)")
+    s.add_argument("--gnubg-id", help="a GNU Backgammon Position ID instead of JSON")
+    s.add_argument("--xgid", help="an eXtreme Gammon XGID instead of JSON")
+    s.add_argument("--svg", help="also write an SVG picture to this file")
+    s.set_defaults(func=cmd_show)
+
+    g = sub.add_parser("play", help="play games between two agents and print the result")
+    g.add_argument("--variant", required=True,
+                   help="variant id, optionally with rule options: backgammon,jacoby=true")
+    g.add_argument("--agents", nargs="+", required=True, help="two agent specs, e.g. heuristic random")
+    g.add_argument("--games", type=int, default=100)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--jsonl", help="append every game record to this JSON-lines file")
+    g.add_argument("--json", action="store_true", help="print the summary as JSON")
+    g.set_defaults(func=cmd_play)
+
+    b = sub.add_parser("bench", help="benchmarks (figures with units and the machine)")
+    b.add_argument("what", choices=["movegen"])
+    b.add_argument("--variant", action="append", help="variant (repeatable; default backgammon and long)")
+    b.add_argument("--batch-sizes", default="64,1024,8192")
+    b.add_argument("--repeats", type=int, default=5)
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bench)
+
+    v = sub.add_parser("variants", help="list the variants and their versions")
+    v.set_defaults(func=cmd_variants)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except NardyError as e:
+        msg = str(e)
+        print(f"nardy: error: {msg}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("nardy: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
