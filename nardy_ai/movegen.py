@@ -305,12 +305,17 @@ def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
         # Non-doubles stop after two steps, doubles after four.
         if k == 0:
             F, own, loc, order, back = child, c_own, c_loc, order[rows], np.arange(len(rows))
-            last_src = np.where(double[loc], src, _BAR_BIT)
+            last_src = np.where(double[loc] & (not variant.no_hit_and_hide), src, _BAR_BIT)
         else:
             go = double[c_loc]
             back = np.flatnonzero(go)
+            if variant.no_hit_and_hide and len(back):
+                # BG-HH makes the order of a double's steps matter (a hitter may move on only
+                # to an empty point), so every order is tried and repeated partial plays
+                # (same board, same hitter marks) are merged instead.
+                back = back[_dedupe(np.take(child, back, axis=0), idx[c_loc[back]], with_marks=True)]
             F, own, loc, order = np.take(child, back, axis=0), c_own[back], c_loc[back], order[rows][back]
-            last_src = src[back]
+            last_src = np.where(variant.no_hit_and_hide, _BAR_BIT, src[back])
         exclude = None
         if k == 0 and start_legal_hi is not None:
             exclude = np.where(order, start_legal_hi[loc], 0).astype(np.uint32)
@@ -346,23 +351,25 @@ def _choose(levels, n_pos: int, hi, lo, variant: Variant, guard=None):
     return keep, best
 
 
-def _dedupe(boards32, parent):
+def _dedupe(boards32, parent, with_marks: bool = False):
     """Order candidates by position and drop repeated afterstates; returns kept indices.
 
-    Bytes 28-31 (step bookkeeping) are ignored.  The 64-bit key is the position index and a
+    Bytes 28-31 (step bookkeeping) are ignored, except the BG-HH hitter marks (byte 28)
+    when ``with_marks`` (merging partial plays, whose marks constrain the next steps).  The 64-bit key is the position index and a
     36-bit hash of the board; equal keys are verified byte for byte, and a hash collision
     (two different boards, one key) falls back to an exact sort.
     """
     words = boards32.view("<u8")
+    last = np.uint64(0xFFFFFFFFFF if with_marks else 0xFFFFFFFF)
     h = words[:, 0] * _HASH_K[0]
     h += words[:, 1] * _HASH_K[1]
     h += words[:, 2] * _HASH_K[2]
-    h += (words[:, 3] & np.uint64(0xFFFFFFFF)) * _HASH_K[3]
+    h += (words[:, 3] & last) * _HASH_K[3]
     h ^= h >> np.uint64(29)      # products only carry differences upwards: fold them back
     h *= _HASH_K[0]
     h ^= h >> np.uint64(32)
     m = len(words)
-    pos_bits = max(1, int(parent[-1]).bit_length()) if m else 1
+    pos_bits = max(1, int(parent.max()).bit_length()) if m else 1
     idx_bits = max(1, (m - 1).bit_length())
     hash_bits = 64 - pos_bits - idx_bits
     if hash_bits >= 24:
@@ -382,12 +389,12 @@ def _dedupe(boards32, parent):
     if len(i):
         a = np.take(words, order[i], axis=0)
         b = np.take(words, order[i - 1], axis=0)
-        a[:, 3] &= np.uint64(0xFFFFFFFF)
-        b[:, 3] &= np.uint64(0xFFFFFFFF)
-        if not (a == b).all():
+        a[:, 3] &= last
+        b[:, 3] &= last
+        if not ((a == b).all() and (parent[order[i]] == parent[order[i - 1]]).all()):
             rows = np.zeros((len(boards32), 32), np.int8)
-            rows[:, :BOARD_SIZE] = boards32[:, :BOARD_SIZE]
-            rows[:, 28:32].view("<i4")[:, 0] = parent
+            rows[:, :BOARD_SIZE + with_marks] = boards32[:, :BOARD_SIZE + with_marks]
+            rows[:, 29:32] = parent.astype("<i4").view(np.uint8).reshape(-1, 4)[:, :3]
             _, first = np.unique(rows.view("V32")[:, 0], return_index=True)
             return first[np.argsort(parent[first], kind="stable")]
     return order[~same]
@@ -403,7 +410,7 @@ def _notation(levels, lev_idx, row_idx):
             steps.append((int(lev.src[j]), int(lev.tgt[j]), bool(lev.hit[j])))
             j = int(lev.back[j])
             k -= 1
-        plays.append(format_play(steps[::-1]))
+        plays.append(format_play(steps, levels[0].boards[j]))
     return plays
 
 
@@ -415,45 +422,51 @@ def _point_name(index: int, source: bool) -> str:
     return str(index + 1)
 
 
-def format_play(steps) -> str:
-    """Notation of a play from its checker steps ``[(src, tgt, hit), ...]`` in play order.
+def format_play(steps, board) -> str:
+    """Canonical notation of a play, from its checker steps and the position it starts from.
 
-    ``src`` is a point index 0-23 or 24 (bar); ``tgt`` a point index or ``OFF``.  A checker
-    that moves on from where it just landed is written as one move (``24/18/13`` becomes
-    ``24/13``, or ``24/18*/13`` when it hit on the way); moves are listed from the back
-    checker forward and repeats are written ``8/5(2)`` as gnubg does.
+    ``steps`` are ``(src, tgt)`` pairs in any order: ``src`` a point index 0-23 or 24 (bar),
+    ``tgt`` a point index or ``OFF``.  A checker that moves on from where it landed is written
+    as one move (``24/18/13`` becomes ``24/13``); moves are listed from the back checker
+    forward, so that applying them in the written order replays the play; a ``*`` marks each
+    landing on a blot in that order (an intermediate point is written only where it hit);
+    repeats are written ``8/5(2)`` as gnubg does.
     """
-    # Chain steps where one ends and another starts, whatever the order they were played in.
-    chains: list[list] = [[src, [(tgt, hit)]] for src, tgt, hit in steps]
+    chains: list[list[int]] = [[src, tgt] for src, tgt, *_ in steps]
     merged = True
-    while merged:
+    while merged:          # join a move ending where another starts (the same checker)
         merged = False
         for a in chains:
-            end = a[1][-1][0]
             for b in chains:
-                if b is not a and b[0] == end and end != OFF:
-                    a[1].extend(b[1])
+                if b is not a and b[0] == a[-1] and a[-1] != OFF:
+                    a.extend(b[1:])
                     chains.remove(b)
                     merged = True
                     break
             if merged:
                 break
-    parts = []
-    for src, path in chains:
-        text = _point_name(src, True)
-        # Intermediate points are written only where a blot was hit.
-        for i, (tgt, hit) in enumerate(path):
-            if hit or i == len(path) - 1:
+    chains.sort(key=lambda c: (-c[0], -(c[-1] if c[-1] != OFF else -1)))
+    pts = [int(x) for x in np.asarray(board)[:24]]
+    texts = []
+    for chain in chains:
+        text = _point_name(chain[0], True)
+        for i, tgt in enumerate(chain[1:], start=1):
+            hit = False
+            if tgt != OFF:
+                hit = pts[tgt] == -1
+                pts[tgt] = 1 if hit else pts[tgt] + 1
+            if chain[i - 1] != _BAR_BIT:
+                pts[chain[i - 1]] -= 1
+            if hit or i == len(chain) - 1:
                 text += "/" + _point_name(tgt, False) + ("*" if hit else "")
-        parts.append(((src, path[-1][0] if path[-1][0] != OFF else -1), text))
-    parts.sort(key=lambda p: (-p[0][0], -p[0][1]))
+        texts.append(text)
     out: list[str] = []
     i = 0
-    while i < len(parts):
+    while i < len(texts):
         j = i
-        while j + 1 < len(parts) and parts[j + 1][1] == parts[i][1]:
+        while j + 1 < len(texts) and texts[j + 1] == texts[i]:
             j += 1
-        out.append(parts[i][1] + (f"({j - i + 1})" if j > i else ""))
+        out.append(texts[i] + (f"({j - i + 1})" if j > i else ""))
         i = j + 1
     return " ".join(out)
 

@@ -181,7 +181,8 @@ def _long_steps(state: State, d: int, head_limit: int) -> list[tuple[State, Step
     return out
 
 
-def _candidates(board: tuple[int, ...], dice: tuple[int, int], v: Variant, head_limit: int):
+def _candidates(board: tuple[int, ...], dice: tuple[int, int], v: Variant, head_limit: int,
+                six_block: bool):
     """All surviving candidate plays: {(length, first_die or 0): {afterstate: steps}}."""
     d1, d2 = dice
     orders = [(d1,) * 4] if d1 == d2 else [(d1, d2), (d2, d1)]
@@ -202,15 +203,15 @@ def _candidates(board: tuple[int, ...], dice: tuple[int, int], v: Variant, head_
             bucket = cands.setdefault(key, {})
             for st, path in nxt.items():
                 after = st[0]
-                if long_ and six_block_illegal(after):      # LN-5 on the end position
+                if six_block and long_ and six_block_illegal(after):   # LN-5, end only
                     continue
                 bucket.setdefault(after, path)
             level = nxt
     return {k: b for k, b in cands.items() if b}
 
 
-def _select(board, dice, v, head_limit):
-    cands = _candidates(board, dice, v, head_limit)
+def _select(board, dice, v, head_limit, six_block):
+    cands = _candidates(board, dice, v, head_limit, six_block)
     if not cands:
         return 0, {board: ()}                                # COM-4
     kmax = max(k for k, _ in cands)
@@ -225,26 +226,30 @@ def _select(board, dice, v, head_limit):
     return kmax, out
 
 
-def reference_plays(board, dice, variant: str | Variant) -> dict[tuple[int, ...], tuple[Step, ...]]:
-    """Every legal afterstate (mover's view, not flipped) with one step sequence that makes it."""
+def reference_plays(board, dice, variant: str | Variant, *, six_block_rule: bool = True
+                    ) -> dict[tuple[int, ...], tuple[Step, ...]]:
+    """Every legal afterstate (mover's view, not flipped) with one step sequence that makes it.
+
+    ``six_block_rule=False`` switches LN-5 off; only the tests' self-checks use it."""
     v = get_variant(variant)
     board = tuple(int(x) for x in board)
     dice = (int(dice[0]), int(dice[1]))
     if len(board) != 28:
         raise ValueError("board must have 28 entries")
     if v.family == "long":
-        n, plays = _select(board, dice, v, 1)
+        n, plays = _select(board, dice, v, 1, six_block_rule)
         if dice[0] == dice[1] and board[HEAD - 1] == 15 and n < 4:   # LN-4
-            n2, plays2 = _select(board, dice, v, 2)
+            n2, plays2 = _select(board, dice, v, 2, six_block_rule)
             if n2 > n:
                 return plays2
         return plays
-    return _select(board, dice, v, 0)[1]
+    return _select(board, dice, v, 0, six_block_rule)[1]
 
 
-def reference_afterstates(board, dice, variant: str | Variant) -> set[tuple[int, ...]]:
+def reference_afterstates(board, dice, variant: str | Variant, *, six_block_rule: bool = True
+                          ) -> set[tuple[int, ...]]:
     """The set of distinct legal afterstates; ``{board}`` when no checker can move (COM-4)."""
-    return set(reference_plays(board, dice, variant))
+    return set(reference_plays(board, dice, variant, six_block_rule=six_block_rule))
 
 
 def format_steps(steps: Iterable[Step]) -> str:

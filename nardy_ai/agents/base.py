@@ -1,0 +1,85 @@
+"""The agent interface: choose one afterstate per position of a batch.
+
+An agent sees the output of :func:`nardy_ai.movegen.generate` (every legal afterstate of every
+position, still from the mover's side) and returns, for each position, the row of the
+afterstate it plays.  Choosing is batched: one call decides for the whole batch, so an agent
+never loops over positions in Python.  Cube and dave decisions (CUBE-1, CUBE-D) are a separate
+part of the interface that comes with the stakes module; an agent without them plays at stake 1.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from ..movegen import Afterstates
+from ..variants import Variant
+
+
+class Agent(ABC):
+    """A player.  Subclasses set ``name`` (the spec :func:`~nardy_ai.agents.make_agent` reads)."""
+
+    name: str = "agent"
+
+    @abstractmethod
+    def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator) -> np.ndarray:
+        """The chosen afterstate of every position: ``(N,)`` int64 absolute rows of ``after.boards``.
+
+        Row ``out[i]`` lies in ``after.offsets[i]:after.offsets[i + 1]``.  ``rng`` is the only
+        source of randomness an agent may use, so that games replay from their seed.
+        """
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def segment_ids(offsets: np.ndarray) -> np.ndarray:
+    """The position index of every afterstate row, ``(M,)`` int64, from ``(N + 1,)`` offsets."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+
+
+def segment_argmax(scores: np.ndarray, offsets: np.ndarray,
+                   rng: np.random.Generator | None = None) -> np.ndarray:
+    """Per-position argmax over afterstate rows: ``(N,)`` absolute rows into ``scores``.
+
+    scores
+        ``(M,)`` one number per afterstate (higher is better, any unit).
+    offsets
+        ``(N + 1,)`` segment bounds as in :class:`~nardy_ai.movegen.Afterstates`; every
+        segment must be non-empty.
+    rng
+        When given, ties are broken uniformly at random among the best rows; without it the
+        first best row wins.
+    """
+    scores = np.asarray(scores)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    m = len(scores)
+    starts = offsets[:-1]
+    seg = segment_ids(offsets)
+    best = scores == np.maximum.reduceat(scores, starts)[seg]
+    if rng is not None:
+        # Among the best rows of a segment, the one with the largest uniform key wins.
+        key = np.where(best, rng.random(m), -1.0)
+        best = key == np.maximum.reduceat(key, starts)[seg]
+    return np.minimum.reduceat(np.where(best, np.arange(m), m), starts)
+
+
+def subset(after: Afterstates, positions: np.ndarray) -> tuple[Afterstates, np.ndarray]:
+    """The afterstates of some positions of a batch, as a batch of their own.
+
+    Returns ``(sub, rows)``: ``sub`` holds the afterstates of ``after``'s positions
+    ``positions`` (in that order) and ``rows[j]`` is the row of ``after.boards`` that row
+    ``j`` of ``sub.boards`` came from, so a choice ``c`` in ``sub`` is row ``rows[c]`` of
+    ``after``.  ``sub`` carries no notation: ask ``after.notation(rows[c])``.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    counts = np.diff(after.offsets)[positions]
+    offsets = np.zeros(len(positions) + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    # rows = concatenation of the ranges after.offsets[p] .. after.offsets[p + 1].
+    rows = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - after.offsets[positions], counts)
+    sub = Afterstates(boards=after.boards[rows], parent=np.repeat(np.arange(len(positions)), counts),
+                      offsets=offsets, steps=after.steps[rows])
+    return sub, rows
