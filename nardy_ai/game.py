@@ -18,7 +18,6 @@ Records.  A :class:`GameRecord` is one JSON line (:meth:`GameRecord.to_json`);
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -28,7 +27,7 @@ from typing import IO, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from .agents.base import Agent, subset
-from .board import BAR, OFF, OPP_BAR, OPP_OFF, flip, start_board
+from .board import OFF, OPP_BAR, OPP_OFF, flip, start_board
 from .errors import FormatError, IllegalPlay, NardyError, UnknownVariant
 from .movegen import generate
 from .variants import OPTIONS, VARIANTS, Variant, get_variant, with_options

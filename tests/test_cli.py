@@ -1,0 +1,100 @@
+"""The `nardy` command as a user runs it: a subprocess, its output lines and exit status."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nardy_ai.board import board_to_json, start_board
+
+START = board_to_json(start_board("backgammon"), "backgammon")
+LONG = board_to_json(start_board("long"), "long")
+
+
+def nardy(*args, stdin=""):
+    return subprocess.run([sys.executable, "-m", "nardy_ai.cli", *args], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def assert_one_line_error(proc, *words):
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("nardy: error: "), proc.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+def test_moves_answers_each_line_in_order_and_reports_bad_lines():
+    """POSITIONS.md: one answer per request, in order; a bad line gets an error line."""
+    lines = [dict(START, dice=[3, 1]), "not json", dict(START, dice=[7, 1]),
+             dict(LONG, dice=[6, 6]), dict(START, points=[1] * 24, dice=[1, 2]),
+             {"points": START["points"], "dice": [6, 5]}]
+    text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
+    proc = nardy("moves", "--variant", "backgammon", stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert len(out) == 6
+    assert len(out[0]["afterstates"]) == 16                       # the opening 3-1
+    assert {a["play"] for a in out[0]["afterstates"]} >= {"8/5 6/5", "24/23 13/10", "13/9"}
+    assert "malformed JSON" in out[1]["error"]
+    assert "dice[0]" in out[2]["error"]
+    assert [a["play"] for a in out[3]["afterstates"]] == ["24/18(2)"]   # LN-4 first mover
+    assert "checkers" in out[4]["error"]
+    assert len(out[5]["afterstates"]) == 7                        # --variant fills in
+    for a in out[0]["afterstates"]:
+        assert sum(x for x in a["points"] if x > 0) + a["bar"][0] + a["off"][0] == 15
+
+
+def test_moves_no_move_returns_the_position_with_empty_play():
+    """COM-4: closed board against a checker on the bar."""
+    pts = [0] * 5 + [14] + [0] * 12 + [-2] * 6     # the opponent holds points 19-24
+    pos = {"variant": "backgammon", "points": pts, "bar": [1, 0], "off": [0, 3], "dice": [6, 6]}
+    proc = nardy("moves", stdin=json.dumps(pos) + "\n")
+    ans = json.loads(proc.stdout)
+    assert ans["afterstates"] == [{"points": pts, "bar": [1, 0], "off": [0, 3], "play": ""}]
+
+
+def test_show_text_svg_and_gnubg_id(tmp_path):
+    svg = tmp_path / "start.svg"
+    proc = nardy("show", json.dumps(START), "--svg", str(svg))
+    assert proc.returncode == 0, proc.stderr
+    assert "4HPwATDgc/ABMA" in proc.stdout and "167" in proc.stdout
+    assert svg.read_text().lstrip().startswith(("<?xml", "<svg"))
+    proc = nardy("show", "--gnubg-id", "4HPwATDgc/ABMA")
+    assert proc.returncode == 0 and "167" in proc.stdout
+    proc = nardy("show", "-", stdin=json.dumps(LONG))
+    assert proc.returncode == 0 and "360" in proc.stdout
+
+
+@pytest.mark.parametrize("args,words", [
+    (("show", '{"variant": "backgammon", "points": [0]}'), ["points"]),
+    (("show", '{"variant": "shogi", "points": []}'), ["unknown variant", "shogi"]),
+    (("show", "--gnubg-id", "@@@"), ["Position ID"]),
+    (("play", "--variant", "backgammon", "--agents", "random", "gnubg9000"), ["gnubg9000"]),
+    (("play", "--variant", "backgammon,jacobi=true", "--agents", "random", "random"), ["jacobi"]),
+    (("play", "--variant", "nope", "--agents", "random", "random"), ["nope"]),
+    (("moves", "--variant", "nope"), ["nope"]),
+    (("frobnicate",), ["frobnicate"]),
+])
+def test_bad_input_is_one_line_exit_2(args, words):
+    assert_one_line_error(nardy(*args), *words)
+
+
+def test_play_prints_a_summary_and_writes_records(tmp_path):
+    out = tmp_path / "games.jsonl"
+    proc = nardy("play", "--variant", "long", "--agents", "heuristic", "random", "--games", "6",
+                 "--seed", "3", "--jsonl", str(out), "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["games"] == 6
+    lines = out.read_text().splitlines()
+    assert len(lines) == 6 and all(json.loads(x)["variant"] == "long" for x in lines)
+
+
+def test_bench_movegen_prints_units_and_machine():
+    proc = nardy("bench", "movegen", "--variant", "backgammon", "--batch-sizes", "16",
+                 "--repeats", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "afterstates/s" in proc.stdout and "machine:" in proc.stdout and "MiB" in proc.stdout

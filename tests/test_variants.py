@@ -1,0 +1,92 @@
+"""Variants as data (nardy_ai/variants.py): the registry, rule options and their validation."""
+
+import pytest
+
+from nardy_ai.board import start_board
+from nardy_ai.errors import UnknownOption, UnknownVariant
+from nardy_ai.variants import VARIANTS, get_variant, parse_variant_spec, with_options
+
+
+def test_registry_holds_the_five_variants_with_versions():
+    assert set(VARIANTS) == {"backgammon", "short_caucasian", "short_trictrac", "long", "long_dave"}
+    for v in VARIANTS.values():
+        assert v.version and isinstance(v.version, str)
+        assert sum(c for c in v.start if c > 0) == 15 and -sum(c for c in v.start if c < 0) == 15
+
+
+def test_scoring_levels_per_rule():
+    """BG-6 (1/2/3), BG-TT (1/2/4/8), LN-7 (1/2), LN-8 (the stake only)."""
+    assert get_variant("backgammon").scoring == (1, 2, 3)
+    assert get_variant("short_caucasian").scoring == (1, 2, 3)
+    assert get_variant("short_trictrac").scoring == (1, 2, 4, 8)
+    assert get_variant("long").scoring == (1, 2)
+    assert get_variant("long_dave").scoring == (1,)
+
+
+def test_stakes_per_variant():
+    """CUBE-1: backgammon-family money play uses the cube; CUBE-D: long_dave uses dave."""
+    assert get_variant("backgammon").stakes == "cube"
+    assert get_variant("long_dave").stakes == "dave"
+    assert with_options("long", stakes="dave").stakes == "dave"
+    with pytest.raises(UnknownOption, match="stakes"):
+        with_options("backgammon", stakes="doubling")
+
+
+def test_rule_flags_of_the_families():
+    """BG-HH only in short_caucasian; LN-2..LN-5 (no hitting, head, six-block) in long nardy."""
+    assert get_variant("short_caucasian").no_hit_and_hide
+    assert not get_variant("backgammon").no_hit_and_hide
+    for name in ("long", "long_dave"):
+        v = get_variant(name)
+        assert v.is_long and not v.hitting and v.head_rule and v.six_block_rule
+    assert get_variant("backgammon").hitting and not get_variant("backgammon").head_rule
+
+
+def test_unknown_variant_is_refused():
+    with pytest.raises(UnknownVariant, match="unknown variant 'chess'"):
+        get_variant("chess")
+
+
+def test_backgammon_options_exist_and_are_validated():
+    """BG-J (Jacoby), BG-M (automatic doubles with a cap), BG-B (beaver) are flags of the
+    backgammon family; wrong types and the wrong family are refused naming the rule."""
+    v = with_options("backgammon", jacoby=True, murphy_cap=2, beaver=True)
+    assert v.jacoby and v.murphy_cap == 2 and v.beaver
+    assert v.id == "backgammon"
+    with pytest.raises(UnknownOption, match="BG-J"):
+        with_options("backgammon", jacoby="yes")
+    with pytest.raises(UnknownOption, match="BG-M"):
+        with_options("backgammon", murphy_cap=-1)
+    with pytest.raises(UnknownOption, match="BG-M"):
+        with_options("backgammon", murphy_cap=True)
+    with pytest.raises(UnknownOption, match="BG-B"):
+        with_options("long", beaver=True)
+    with pytest.raises(UnknownOption, match="unknown rule option 'crawford'"):
+        with_options("backgammon", crawford=True)
+
+
+def test_koks_option_of_long_nardy():
+    """LN-7: koks is a setting of long nardy (off by default) and adds a third level."""
+    assert not get_variant("long").koks
+    assert with_options("long", koks=True).scoring == (1, 2, 3)
+    with pytest.raises(UnknownOption, match="LN-7"):
+        with_options("backgammon", koks=True)
+    with pytest.raises(UnknownOption, match="LN-8"):
+        with_options("long_dave", koks=True)
+
+
+def test_variant_spec_strings():
+    v = parse_variant_spec("backgammon,jacoby=true,murphy_cap=3")
+    assert v.jacoby and v.murphy_cap == 3
+    assert parse_variant_spec("long").id == "long"
+    with pytest.raises(UnknownOption, match="name=value"):
+        parse_variant_spec("backgammon,jacoby")
+    with pytest.raises(UnknownOption):
+        parse_variant_spec("backgammon,jacoby=maybe")
+
+
+def test_start_positions_match_rules():
+    """BG-1 and LN-1 start positions, as POSITIONS.md lists them."""
+    assert start_board("backgammon")[:24].tolist() == [
+        -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]
+    assert start_board("long")[:24].tolist() == [0] * 11 + [-15] + [0] * 11 + [15]
