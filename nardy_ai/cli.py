@@ -166,18 +166,31 @@ def cmd_play(args) -> int:
     if args.jsonl:
         write_jsonl(records, args.jsonl)
     s = summarize(records)
-    print(json.dumps(s, indent=1) if args.json else format_summary(s))
+    print(json.dumps(s, indent=1) if args.json else format_summary(s, v))
     return 0
 
 
-def format_summary(s: dict) -> str:
+_LEVEL_NAMES = {"short": ("single", "gammon", "backgammon"), "long": ("oin", "mars", "koks")}
+
+
+def format_summary(s: dict, variant=None) -> str:
     """Human-readable lines for a match summary (see :func:`nardy_ai.game.summarize`)."""
-    lines = []
-    for key, val in s.items():
-        if isinstance(val, float):
-            lines.append(f"{key}: {val:.4f}")
-        else:
-            lines.append(f"{key}: {val}")
+    a, b = s["agents"]
+    level_names = _LEVEL_NAMES.get(variant.family if variant else "", ())
+    lo, hi = s["win_rate_ci95"]
+    plo, phi = s["points_per_game_ci95"]
+    lines = [f"{a} vs {b}{', ' + variant.id if variant else ''}: {s['games']} games, "
+             f"{s['mean_plies']:.1f} plies per game on average",
+             f"  {a} wins {s['wins'][0]}, {b} wins {s['wins'][1]}: win rate of {a} "
+             f"{100 * s['win_rate']:.1f}% (95% CI {100 * lo:.1f}-{100 * hi:.1f}%)",
+             f"  points per game for {a}: {s['points_per_game']:+.3f} (95% CI {plo:+.3f} to {phi:+.3f})"]
+    for who, levels in zip((a, b), s["levels_by_agent"]):
+        if levels:
+            parts = ", ".join(
+                f"{n} x{variant.scoring[int(k) - 1]}" + (
+                    f" ({level_names[int(k) - 1]})" if len(variant.scoring) <= 3 and level_names else "")
+                if variant else f"{n} at level {k}" for k, n in levels.items())
+            lines.append(f"  {who} won: {parts}")
     return "\n".join(lines)
 
 

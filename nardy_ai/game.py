@@ -352,7 +352,7 @@ def summarize(records: Sequence[GameRecord], agent: str | None = None) -> dict:
     """Results of a set of games from one agent's side (default: white of the first record).
 
     Returns a JSON-ready dict: ``games``; ``agents`` [that agent, its opponent]; ``wins`` per
-    agent (same order); ``win_rate`` of the first agent with its 95 % interval;
+    agent (same order); ``win_rate`` of the first agent with its 95 % (Wilson) interval;
     ``points_per_game`` (the first agent's points won minus lost, per game) with
     ``points_per_game_ci95`` (normal approximation, 1.96 standard errors); ``levels``
     (result level -> games) for all games and ``levels_by_agent``; ``mean_plies``.
@@ -374,6 +374,13 @@ def summarize(records: Sequence[GameRecord], agent: str | None = None) -> dict:
     won = np.array([r.winner == s for r, s in zip(records, side)])
     pts = np.array([r.points for r in records], float) * np.where(won, 1.0, -1.0)
 
+    def wilson(k: int, total: int) -> list[float]:
+        # Wilson score interval: stays inside [0, 1] even at 0 % or 100 % wins.
+        z, p = 1.96, k / total
+        centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+        half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+        return [float(centre - half), float(centre + half)]
+
     def ci(x: np.ndarray) -> list[float]:
         half = 1.96 * (x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else math.inf)
         return [float(x.mean() - half), float(x.mean() + half)]
@@ -389,7 +396,7 @@ def summarize(records: Sequence[GameRecord], agent: str | None = None) -> dict:
         "agents": [a, b],
         "wins": [int(won.sum()), int(n - won.sum())],
         "win_rate": float(won.mean()),
-        "win_rate_ci95": ci(won.astype(float)),
+        "win_rate_ci95": wilson(int(won.sum()), n),
         "points_per_game": float(pts.mean()),
         "points_per_game_ci95": ci(pts),
         "levels": dict(sorted(levels.items())),

@@ -82,14 +82,9 @@ class Afterstates:
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         if self.plays is not None:
             return [self.plays[r] for r in rows]
-        all_levels, code = self._trace
+        levels, code = self._trace
         code = code[rows]
-        out = [""] * len(rows)
-        for li, levels in enumerate(all_levels):
-            sel = np.flatnonzero((code >> 35) == li)
-            for i, t in zip(sel, _notation(levels, (code[sel] >> 32) & 7, code[sel] & 0xFFFFFFFF)):
-                out[i] = t
-        return out
+        return _notation(levels, code >> 32, code & 0xFFFFFFFF)
 
     def __len__(self) -> int:
         return len(self.boards)
@@ -155,7 +150,8 @@ def six_block_violations(boards: np.ndarray) -> np.ndarray:
     return _six_block(_bits(pts > 0), guard)
 
 
-def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=None):
+def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=None,
+          need_own: bool = True):
     """Expand every frontier row by one checker step with its die.
 
     ``own`` are the rows' point bits holding mover checkers, ``open_`` the points a checker
@@ -226,18 +222,25 @@ def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=Non
     m = len(rows)
     dd = np.take(die, rows).astype(np.int64)
     src = src.astype(np.int64)
-    tgt = np.where(src == _BAR_BIT, 24 - dd, src - dd)
+    tgt = src - dd
+    if short:
+        tgt = np.where(src == _BAR_BIT, 24 - dd, tgt)
     tgt = np.where(tgt < 0, OFF, tgt)
     flat = child.reshape(-1)
     base = np.arange(0, m * _W, _W)
     at_src = base + src
     flat[at_src] -= 1
     at_tgt = base + tgt
-    dest = flat[at_tgt]
-    hit = dest == -1
-    flat[at_tgt] = np.where(hit, 1, dest + 1)
     if short:
+        dest = flat[at_tgt]
+        hit = dest == -1
+        flat[at_tgt] = np.where(hit, 1, dest + 1)
         flat[base + OPP_BAR] += hit
+    else:
+        flat[at_tgt] += 1              # LN-2: never onto an opponent checker, so no hits
+        hit = np.zeros(m, bool)
+    if not need_own:
+        return child, rows, src, tgt, hit, None, first_legal
     child_own = np.take(own, rows)
     child_own &= ~np.where(flat[at_src] == 0, _ONE << src.astype(np.uint32), 0).astype(np.uint32)
     child_own |= np.where(tgt < 24, _ONE << np.minimum(tgt, 31).astype(np.uint32), 0).astype(np.uint32)
@@ -266,8 +269,9 @@ class _Level:
     own: np.ndarray        # (m,) uint32 bits of the points holding mover checkers
 
 
-def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
-    """All partial plays of positions ``P[idx]`` (padded rows); ``hi``/``lo`` are the dice.
+def _expand(P, idx, hi, lo, variant: Variant, head_limit):
+    """All partial plays of positions ``P[idx]`` (padded rows); ``hi``/``lo`` are the dice,
+    ``head_limit`` (per position of ``idx``) how many checkers may leave the head (LN-3/LN-4).
 
     Returns the list of levels: level k holds the plays of k checker steps.
     """
@@ -291,9 +295,11 @@ def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
         if len(F) == 0:
             break
         die = np.where(order ^ (k == 1), lo[idx[loc]], hi[idx[loc]])
-        head_left = head_limit - (start_head[loc] - F[:, 23]) if variant.head_rule else None
+        head_left = head_limit[loc] - (start_head[loc] - F[:, 23]) if variant.head_rule else None
+        # Point bits of the children are needed to go on (doubles) and for LN-5.
+        need_own = k == 0 or variant.six_block_rule or bool(double[loc].any())
         child, rows, src, tgt, hit, c_own, legal = _step(F, own, np.take(open0, loc), die, last_src,
-                                                         head_left, variant, exclude)
+                                                         head_left, variant, exclude, need_own)
         if k == 0:
             child[:, _TAG] = die[rows]
             if not variant.no_hit_and_hide:
@@ -314,7 +320,8 @@ def _expand(P, idx, hi, lo, variant: Variant, head_limit: int):
                 # to an empty point), so every order is tried and repeated partial plays
                 # (same board, same hitter marks) are merged instead.
                 back = back[_dedupe(np.take(child, back, axis=0), idx[c_loc[back]], with_marks=True)]
-            F, own, loc, order = np.take(child, back, axis=0), c_own[back], c_loc[back], order[rows][back]
+            F, loc, order = np.take(child, back, axis=0), c_loc[back], order[rows][back]
+            own = c_own[back] if c_own is not None else None
             last_src = np.where(variant.no_hit_and_hide, _BAR_BIT, src[back])
         exclude = None
         if k == 0 and start_legal_hi is not None:
@@ -490,42 +497,42 @@ def generate(boards, dice, variant: str | Variant, notation: bool = False) -> Af
     P[:, :BOARD_SIZE] = boards
     hi = dice.max(axis=1).astype(np.int64)
     lo = dice.min(axis=1).astype(np.int64)
-    idx = np.arange(n)
+    origin = np.arange(n)                # the input position each (possibly extra) row plays
+    head_limit = np.ones(n, np.int64)
+    first = np.zeros(0, np.int64)
+    if v.head_rule:
+        # LN-4: on a first turn (all 15 on the head) a double is also tried with two checkers
+        # off the head, as an extra position; that answer is taken only if it plays more.
+        first = np.flatnonzero((boards[:, 23] == 15) & (hi == lo))
+        if len(first):
+            P = np.concatenate([P, P[first]])
+            hi, lo = np.concatenate([hi, hi[first]]), np.concatenate([lo, lo[first]])
+            origin = np.concatenate([origin, first])
+            head_limit = np.concatenate([head_limit, np.full(len(first), 2)])
+    n_all = len(P)
     guard = None
     if v.six_block_rule:
-        guard = _block_guard(_bits(P < 0) & _M24, boards[:, OPP_OFF])
-    levels = _expand(P, idx, hi, lo, v, head_limit=1)
-    keep, best = _choose(levels, n, hi, lo, v, guard)
-    parts = [(k, np.nonzero(m)[0]) for k, (m) in enumerate(keep)]
-    all_levels = [levels]
-    if v.head_rule:
-        # LN-4: a first-turn double that one head checker cannot play in full.
-        first = (boards[:, 23] == 15) & (hi == lo) & (best < 4)
-        if first.any():
-            fidx = np.nonzero(first)[0]
-            levels2 = _expand(P, fidx, hi, lo, v, head_limit=2)
-            keep2, best2 = _choose(levels2, n, hi, lo, v, guard)
-            better = np.zeros(n, bool)
-            better[fidx] = best2[fidx] > best[fidx]
-            parts = [(k, np.nonzero(m & ~better[levels[k].parent])[0]) for k, m in enumerate(keep)]
-            parts2 = [(k, np.nonzero(m & better[levels2[k].parent])[0]) for k, m in enumerate(keep2)]
-            all_levels.append(levels2)
-    cand_boards, cand_parent, cand_code = [], [], []
-    for li, lv in enumerate(all_levels):
-        for k, rows in (parts if li == 0 else parts2):
-            cand_boards.append(np.take(lv[k].boards, rows, axis=0))
-            cand_parent.append(np.take(lv[k].parent, rows))
-            # Where the candidate came from, for its step count and notation: pass, level, row.
-            cand_code.append(rows + ((li << 3 | k) << 32))
-    B = np.concatenate(cand_boards)
-    par = np.concatenate(cand_parent).astype(np.int64)
+        guard = _block_guard(_bits(P < 0) & _M24, P[:, OPP_OFF])
+    levels = _expand(P, np.arange(n_all), hi, lo, v, head_limit)
+    keep, best = _choose(levels, n_all, hi, lo, v, guard)
+    if len(first):
+        two = best[n:] > best[first]          # the second head checker plays more of the roll
+        drop = np.zeros(n_all, bool)
+        drop[first[two]] = True
+        drop[n:][~two] = True
+        keep = [m & ~drop[lev.parent] for m, lev in zip(keep, levels)]
+    parts = [np.flatnonzero(m) for m in keep]
+    # Where each candidate came from (level, row), for its step count and notation.
+    B = np.concatenate([np.take(lev.boards, rows, axis=0) for lev, rows in zip(levels, parts)])
+    par = np.concatenate([np.take(origin, np.take(lev.parent, rows)) for lev, rows in zip(levels, parts)])
+    code = np.concatenate([rows + (k << 32) for k, rows in enumerate(parts)])
     kept = _dedupe(B, par)
     out_par = np.take(par, kept)
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(out_par, minlength=n), out=offsets[1:])
-    code = np.take(np.concatenate(cand_code), kept)
-    out = Afterstates(np.take(B, kept, axis=0)[:, :BOARD_SIZE], out_par, offsets, (code >> 32) & 7,
-                      None, (all_levels, code))
+    code = np.take(code, kept)
+    out = Afterstates(np.take(B, kept, axis=0)[:, :BOARD_SIZE], out_par, offsets, code >> 32,
+                      None, (levels, code))
     if notation:
         out.plays = out.notation(np.arange(len(kept)))
     return out

@@ -29,8 +29,8 @@ LONG = ("long", "long_dave")
 VARIANTS = SHORT + LONG
 ALL_ROLLS = {(a, b) for a in range(1, 7) for b in range(a, 7)}
 
-RANDOM_PLAY_POSITIONS = 800      # per variant
-BIASED_POSITIONS = 150           # per kind and variant
+RANDOM_PLAY_POSITIONS = 2000     # per variant
+BIASED_POSITIONS = 300           # per kind and variant
 MAX_PLIES = 400                  # a random long-nardy game could in principle lock up
 
 
@@ -293,7 +293,7 @@ def positions(draw, variant: str):
 
 dice_strategy = st.tuples(st.integers(1, 6), st.integers(1, 6))
 
-HYP = settings(max_examples=60, deadline=None, derandomize=True,
+HYP = settings(max_examples=150, deadline=None, derandomize=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
