@@ -45,10 +45,19 @@ _BAR_BIT = 24
 _M24 = np.uint32((1 << 24) - 1)
 _OUTSIDE_HOME = np.uint32(((1 << 24) - 1) ^ 0x3F)
 _ONE = np.uint32(1)
-#: Index (0-5) of the highest set bit of a 6-bit home mask (-1 for an empty mask).
-_HIGHEST6 = np.array([-1] + [int(x).bit_length() - 1 for x in range(1, 64)], dtype=np.int8)
 #: Index of the lowest set bit of each byte value (8 for zero), for count-trailing-zeros.
 _CTZ8 = np.array([8] + [(x & -x).bit_length() - 1 for x in range(1, 256)], dtype=np.uint32)
+#: COM-5 bear-off sources, indexed by ``die << 6 | home bits``: the checker on point ``die``,
+#: or the highest checker when none stands on ``die`` or higher.
+_BEAR_OFF = np.zeros(7 << 6, np.uint32)
+for _d in range(1, 7):
+    for _home in range(1, 64):
+        _BEAR_OFF[_d << 6 | _home] = (_home & (1 << (_d - 1))) or (
+            1 << (_home.bit_length() - 1) if _home >> (_d - 1) == 0 else 0)
+#: LN-3: every source, or every source but the head (point 24), by "may a head checker leave".
+_HEAD_OPEN = np.array([(1 << 23) - 1, (1 << 24) - 1], np.uint32)
+#: Sources at or below a point index (bit 24 = the bar): the non-increasing order of doubles.
+_UP_TO = np.array([(2 << i) - 1 for i in range(25)], np.uint32)
 _HASH_K = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
                     0xD6E8FEB86659FD93], dtype=np.uint64)
 
@@ -172,14 +181,11 @@ def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=Non
     all_home = (own & _OUTSIDE_HOME) == 0
     if short:
         all_home &= F[:, BAR] == 0
-    exact = home & (_ONE << (d - _ONE))
-    highest = _HIGHEST6[home]
-    over = np.where(((home >> (d - _ONE)) == 0) & (home != 0),
-                    _ONE << np.maximum(highest, 0).astype(np.uint32), 0).astype(np.uint32)
-    bear_off = np.where(all_home, exact | over, 0).astype(np.uint32)
+    bear_off = _BEAR_OFF[(d << np.uint32(6)) | home]
+    bear_off *= all_home
     legal |= bear_off
     if variant.head_rule:
-        legal &= np.where(head_left > 0, _M24, _M24 >> 1).astype(np.uint32)
+        legal &= _HEAD_OPEN[(head_left > 0).view(np.uint8)]
     hitter_branch = None
     if variant.no_hit_and_hide:
         # BG-HH: a checker that hit in its home may not go on to join its own checkers.
@@ -203,7 +209,7 @@ def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=Non
         if hitter_branch is not None:
             hitter_branch = np.where(on_bar, 0, hitter_branch).astype(np.uint32)
     # Doubles: sources in non-increasing order.
-    legal &= (np.uint32(2) << last_src.astype(np.uint32)) - _ONE
+    legal &= _UP_TO[last_src]
     first_legal = legal
     if exclude is not None:
         legal = legal & ~exclude
@@ -211,7 +217,7 @@ def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=Non
     rows, src = _unpack_pairs(legal)
     is_hitter_move = None
     if hitter_branch is not None and hitter_branch.any():
-        hitter_branch &= (np.uint32(2) << last_src.astype(np.uint32)) - _ONE
+        hitter_branch &= _UP_TO[last_src]
         r2, s2 = _unpack_pairs(hitter_branch)
         rows = np.concatenate([rows, r2])
         src = np.concatenate([src, s2])

@@ -214,6 +214,7 @@ def variant(request):
 
 
 def test_random_play_matches_reference(variant):
+    """Positions of random games (all 21 rolls, both dice orders): fast == reference."""
     seed = VARIANTS.index(variant)
     cases = random_play_positions(variant, RANDOM_PLAY_POSITIONS, seed)
     rolls = {tuple(sorted(c[1])) for c in cases}
@@ -223,6 +224,7 @@ def test_random_play_matches_reference(variant):
 
 
 def test_biased_positions_match_reference(variant):
+    """Bear-off, bar, five-point-block, head-start and scattered positions: fast == reference."""
     seed = 100 + VARIANTS.index(variant)
     cases = biased_positions(variant, BIASED_POSITIONS, seed)
     compare_with_fast(cases, variant)
@@ -322,6 +324,7 @@ def _check_batch(variant, batch):
 
 @pytest.mark.parametrize("v", VARIANTS)
 def test_fast_generator_properties(v):
+    """Batches of arbitrary positions: checker counts, no duplicates, COM-4, reachability."""
     @HYP
     @given(st.lists(st.tuples(positions(v), dice_strategy), min_size=1, max_size=6))
     def run(batch):
