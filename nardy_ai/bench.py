@@ -95,3 +95,52 @@ def format_movegen(rows: list[dict]) -> str:
                      f"{r['positions_per_s']:>14,.0f}{r['afterstates_per_position']:>14.1f}"
                      f"{r['peak_mib']:>10.1f}")
     return "\n".join(lines)
+
+
+def bench_train(variant, seconds: float = 30.0, hidden=(80,), parallel_games: int = 512,
+                threads: int = 0) -> dict:
+    """Self-play training throughput: games/s and positions/s of ``nardy train``'s loop with
+    the default TD settings and an MLP of ``hidden`` units, for about ``seconds`` of wall time,
+    plus peak memory and the share of time per stage (move generation, encoding, forward,
+    backward)."""
+    import resource
+    import shutil
+    import tempfile
+
+    from training.config import config_from_dict
+    from training.td import Trainer
+
+    v = get_variant(variant)
+    cfg = config_from_dict({"variant": v.id, "seed": 0, "model": {"hidden": list(hidden)},
+                            "selfplay": {"parallel_games": parallel_games, "total_games": 10**9},
+                            "run": {"eval_every": 0, "checkpoint_every": 10**9, "threads": threads}})
+    tmp = tempfile.mkdtemp(prefix="nardy-bench-")
+    try:
+        trainer = Trainer(cfg, tmp, log=False)
+        trainer.run(progress=False, seconds=min(5.0, seconds / 5))      # warm-up
+        trainer.timers.seconds.clear()
+        g0, p0, t0 = trainer.games, trainer.positions, time.perf_counter()
+        trainer.run(progress=False, seconds=seconds)
+        wall = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    timers = dict(trainer.timers.seconds)
+    total = sum(timers.values())
+    return {"variant": v.id, "hidden": list(hidden), "parallel_games": parallel_games,
+            "torch_threads": __import__("torch").get_num_threads(),
+            "games_per_s": (trainer.games - g0) / wall,
+            "positions_per_s": (trainer.positions - p0) / wall,
+            "seconds": wall, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "profile": {k: t / total for k, t in sorted(timers.items(), key=lambda kv: -kv[1])}}
+
+
+def format_train(rows: list[dict]) -> str:
+    """The lines ``nardy bench train`` prints."""
+    lines = [f"machine: {machine_description()}"]
+    for r in rows:
+        lines.append(f"{r['variant']}: self-play TD training, MLP {r['hidden']}, "
+                     f"{r['parallel_games']} games in lockstep, {r['torch_threads']} torch threads: "
+                     f"{r['games_per_s']:.1f} games/s, {r['positions_per_s']:,.0f} positions/s "
+                     f"over {r['seconds']:.0f} s; peak RSS {r['peak_rss_mib']:.0f} MiB")
+        lines.append("  time: " + ", ".join(f"{k} {100 * f:.0f}%" for k, f in r["profile"].items()))
+    return "\n".join(lines)

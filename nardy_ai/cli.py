@@ -206,6 +206,33 @@ def cmd_bench(args) -> int:
         for name in variants:
             rows += bench.bench_movegen(get_variant(name), sizes, repeats=args.repeats)
         print(json.dumps(rows) if args.json else bench.format_movegen(rows))
+    elif args.what == "train":
+        hidden = tuple(int(x) for x in args.hidden.split(","))
+        rows = [bench.bench_train(get_variant(name), args.seconds, hidden, args.parallel_games)
+                for name in (args.variant or ["backgammon"])]
+        print(json.dumps(rows) if args.json else bench.format_train(rows))
+    return 0
+
+
+def cmd_train(args) -> int:
+    import os
+    from training.config import load_config
+    from training.td import Trainer
+    from .variants import parse_variant_spec
+    cfg, text = load_config(args.config)
+    if cfg.variant and args.variant and parse_variant_spec(cfg.variant).id != parse_variant_spec(args.variant).id:
+        raise NardyError(f"--variant {args.variant} but the config {args.config} trains {cfg.variant}")
+    if not cfg.variant:
+        if not args.variant:
+            raise NardyError("the variant is missing: give --variant or set variant in the config")
+        cfg.variant = args.variant
+    parse_variant_spec(cfg.variant)
+    name = cfg.name or os.path.splitext(os.path.basename(args.config))[0]
+    out = args.out or os.path.join("runs", name)
+    trainer = Trainer(cfg, out, config_text=text, resume=args.resume)
+    res = trainer.run(total_games=args.games, progress=not args.no_progress)
+    print(f"{res['games']} games in {out} ({res['games_per_s']:.1f} games/s this session); "
+          f"checkpoint {os.path.join(out, 'checkpoint.pt')}")
     return 0
 
 
@@ -244,12 +271,25 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_play)
 
     b = sub.add_parser("bench", help="benchmarks (figures with units and the machine)")
-    b.add_argument("what", choices=["movegen"])
-    b.add_argument("--variant", action="append", help="variant (repeatable; default backgammon and long)")
-    b.add_argument("--batch-sizes", default="64,1024,8192")
+    b.add_argument("what", choices=["movegen", "train"])
+    b.add_argument("--variant", action="append",
+                   help="variant (repeatable; default: backgammon and long for movegen, backgammon for train)")
+    b.add_argument("--batch-sizes", default="64,1024,8192", help="movegen: batch sizes")
+    b.add_argument("--seconds", type=float, default=30.0, help="train: measuring time")
+    b.add_argument("--hidden", default="80", help="train: hidden layer sizes, e.g. 80 or 128,64")
+    b.add_argument("--parallel-games", type=int, default=512, help="train: games in lockstep")
     b.add_argument("--repeats", type=int, default=5)
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
+
+    t = sub.add_parser("train", help="TD(lambda) self-play training from a TOML config")
+    t.add_argument("--variant", help="variant to train (must match the config's, if it has one)")
+    t.add_argument("--config", required=True, help="experiments/<name>.toml")
+    t.add_argument("--resume", action="store_true", help="continue the run in --out")
+    t.add_argument("--out", help="run folder (default runs/<config name>)")
+    t.add_argument("--games", type=int, help="stop at this many games (default: the config's)")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    t.set_defaults(func=cmd_train)
 
     v = sub.add_parser("variants", help="list the variants and their versions")
     v.set_defaults(func=cmd_variants)

@@ -30,7 +30,7 @@ from .agents.base import Agent, subset
 from .board import OFF, OPP_BAR, OPP_OFF, flip, start_board
 from .errors import FormatError, IllegalPlay, NardyError, UnknownVariant
 from .movegen import generate
-from .variants import OPTIONS, VARIANTS, Variant, get_variant, with_options
+from .variants import Variant, get_variant, variant_options, with_options
 
 
 class GameTooLong(NardyError):
@@ -106,12 +106,6 @@ class Turn(NamedTuple):
     player: int
     dice: tuple[int, int]
     play: str
-
-
-def _options(v: Variant) -> dict:
-    """The rule options of ``v`` that differ from its registered variant."""
-    base = VARIANTS[v.id]
-    return {k: getattr(v, k) for k in OPTIONS if getattr(v, k) != getattr(base, k)}
 
 
 @dataclass
@@ -284,7 +278,7 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
     names = (agents[0].name, agents[1].name)
     return [GameRecord(v.id, v.version, seed, g, names[0], names[1], int(first[g]),
                        int(winner[g]), int(level[g]), int(points[g]), int(plies[g]),
-                       _options(v), opening[g], turns[g]) for g in range(n)]
+                       variant_options(v), opening[g], turns[g]) for g in range(n)]
 
 
 def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:

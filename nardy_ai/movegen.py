@@ -169,7 +169,6 @@ def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=Non
     (0-23 point index, 24 bar), the target column (0-23, or OFF), whether it hit and its own
     point bits; and the legal source bits of each row before ``exclude`` was applied.
     """
-    n = len(F)
     d = die.astype(np.uint32)
     short = not variant.is_long
 

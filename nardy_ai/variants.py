@@ -155,6 +155,12 @@ def with_options(variant: str | Variant, **options) -> Variant:
     return replace(v, scoring=scoring, **changes)
 
 
+def variant_options(v: Variant) -> dict:
+    """The rule options of ``v`` that differ from its registered variant (for records)."""
+    base = VARIANTS[v.id]
+    return {k: getattr(v, k) for k in OPTIONS if getattr(v, k) != getattr(base, k)}
+
+
 def parse_variant_spec(spec: str) -> Variant:
     """Parse ``id[,option=value,...]``, e.g. ``backgammon,jacoby=true,murphy_cap=2``."""
     name, *opts = [s.strip() for s in spec.split(",") if s.strip()] or [""]

@@ -34,6 +34,14 @@ AGENTS: dict[str, AgentFactory] = {
 }
 
 
+def _td(arg: str, variant: Variant) -> Agent:
+    from .neural import td_factory       # imports torch only when a neural agent is asked for
+    return td_factory(arg, variant)
+
+
+AGENTS["td"] = _td
+
+
 def register_agent(prefix: str, factory: AgentFactory) -> None:
     """Make ``prefix`` / ``prefix:arg`` specs build agents with ``factory``."""
     AGENTS[prefix] = factory

@@ -1,0 +1,203 @@
+"""Feature encoders: positions (``int8`` boards, :mod:`nardy_ai.board` layout) to network inputs.
+
+Every encoder has a name and a version; checkpoints record both and refuse to load under
+another.  All encoders are vectorized over a batch of boards (no Python loop over positions)
+and return ``float32`` arrays ``(M, n_features)``.
+
+The board given to an encoder is an *afterstate* seen by the player who has just moved (the
+opponent is to roll next); the evaluator's outputs are that player's outcome probabilities.
+
+Encoders
+--------
+``tdgammon`` (backgammon family, 198 inputs): Tesauro's TD-Gammon encoding.  For each point
+and side four truncated-unary units (``n >= 1``, ``n >= 2``, ``n >= 3``, ``(n - 3) / 2``), the
+bar (``n / 2``) and borne-off checkers (``n / 15``) per side, and two side-to-move units.
+``extended`` (backgammon family, 198 + 12): adds hand-made features in the spirit of gnubg:
+pip counts and their difference, blots and the opponent checkers that can hit them directly,
+the longest prime of each side, points made in the home board, a race flag, and checkers
+back in the opponent's home.
+``long`` (long nardy, 212 inputs): per point and side four truncated-unary units; checkers
+still on each side's head, borne off, pip counts and their difference, the longest block
+of each side, how many checkers of each side are home, and whether each side may bear off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .board import BAR, OFF, OPP_BAR, OPP_OFF, pip_counts
+from .errors import NardyError
+from .variants import Variant, get_variant
+
+
+class UnknownEncoder(NardyError):
+    """An encoder name that is not registered, or one for another family of variants."""
+
+
+def _unary_table() -> np.ndarray:
+    """``(31, 8)``: for a signed point count ``c`` (index ``c + 15``) the 4 units of the mover
+    (``c > 0``) followed by the 4 units of the opponent (``c < 0``)."""
+    t = np.zeros((31, 8), np.float32)
+    for c in range(-15, 16):
+        n = abs(c)
+        units = [n >= 1, n >= 2, n >= 3, max(n - 3, 0) / 2.0]
+        if c > 0:
+            t[c + 15, :4] = units
+        elif c < 0:
+            t[c + 15, 4:] = units
+    return t
+
+
+_UNARY = _unary_table()
+
+
+def _points_unary(boards: np.ndarray) -> np.ndarray:
+    """``(M, 192)``: 8 units per point (4 mover, 4 opponent), points 1..24."""
+    idx = boards[:, :24].astype(np.intp) + 15
+    return _UNARY[idx].reshape(len(boards), 192)
+
+
+def _longest_run(held: np.ndarray) -> np.ndarray:
+    """Longest run of consecutive True along axis 1 of a ``(M, 24)`` bool array, ``(M,)``."""
+    run = np.zeros(len(held), np.int32)
+    best = np.zeros(len(held), np.int32)
+    for i in range(held.shape[1]):
+        run = np.where(held[:, i], run + 1, 0)
+        np.maximum(best, run, out=best)
+    return best
+
+
+def encode_tdgammon(boards: np.ndarray) -> np.ndarray:
+    """TD-Gammon's 198 inputs for backgammon-family afterstates (module docstring)."""
+    m = len(boards)
+    out = np.empty((m, 198), np.float32)
+    out[:, :192] = _points_unary(boards)
+    out[:, 192] = boards[:, BAR] / 2.0
+    out[:, 193] = boards[:, OPP_BAR] / 2.0
+    out[:, 194] = boards[:, OFF] / 15.0
+    out[:, 195] = boards[:, OPP_OFF] / 15.0
+    out[:, 196] = 0.0          # side to move: always the opponent of the player who moved
+    out[:, 197] = 1.0
+    return out
+
+
+def _hit_numbers(opp_points: np.ndarray, blot: np.ndarray) -> np.ndarray:
+    """Opponent checkers (not on the bar) 1-6 pips behind each mover blot: a rough shot count."""
+    opp = opp_points.astype(np.int32)
+    shots = np.zeros(len(blot), np.int32)
+    for d in range(1, 7):
+        # The opponent moves towards the mover's point 24: it hits point p from point p - d.
+        shifted = np.zeros_like(opp)
+        shifted[:, d:] = opp[:, :-d]
+        shots += (shifted * blot).sum(axis=1)
+    return shots
+
+
+def encode_extended(boards: np.ndarray) -> np.ndarray:
+    """``tdgammon`` plus 12 hand-made features (module docstring), 210 inputs."""
+    m = len(boards)
+    base = encode_tdgammon(boards)
+    pts = boards[:, :24].astype(np.int32)
+    mover = np.maximum(pts, 0)
+    opp = np.maximum(-pts, 0)
+    pips = pip_counts(boards, "backgammon").astype(np.float32)
+    mover_blot = mover == 1
+    opp_blot = opp == 1
+    # The opponent can also hit from its bar (entering on the mover's points 19-24).
+    extra = np.empty((m, 12), np.float32)
+    extra[:, 0] = pips[:, 0] / 167.0
+    extra[:, 1] = pips[:, 1] / 167.0
+    extra[:, 2] = (pips[:, 1] - pips[:, 0]) / 50.0
+    extra[:, 3] = mover_blot.sum(1) / 5.0
+    extra[:, 4] = np.minimum(_hit_numbers(opp, mover_blot), 15) / 15.0
+    extra[:, 5] = opp_blot.sum(1) / 5.0
+    extra[:, 6] = _longest_run(mover >= 2) / 6.0
+    extra[:, 7] = _longest_run(opp >= 2) / 6.0
+    extra[:, 8] = (mover[:, :6] >= 2).sum(1) / 6.0
+    extra[:, 9] = (opp[:, 18:] >= 2).sum(1) / 6.0
+    # Race: no contact left (every mover checker is past every opponent checker).
+    mover_back = np.where(mover.any(1), 23 - np.argmax(mover[:, ::-1] > 0, axis=1), -1)
+    mover_back = np.where(boards[:, BAR] > 0, 24, mover_back)
+    opp_back = np.where(opp.any(1), np.argmax(opp > 0, axis=1), 24)
+    opp_back = np.where(boards[:, OPP_BAR] > 0, -1, opp_back)
+    extra[:, 10] = (mover_back < opp_back).astype(np.float32)
+    extra[:, 11] = opp[:, :6].sum(1) / 5.0 + boards[:, OPP_BAR] / 5.0
+    return np.concatenate([base, extra], axis=1)
+
+
+def encode_long(boards: np.ndarray) -> np.ndarray:
+    """Long-nardy inputs (module docstring), 212 inputs."""
+    m = len(boards)
+    pts = boards[:, :24].astype(np.int32)
+    mover = np.maximum(pts, 0)
+    opp = np.maximum(-pts, 0)
+    out = np.empty((m, 212), np.float32)
+    out[:, :192] = _points_unary(boards)
+    pips = pip_counts(boards, "long").astype(np.float32)
+    # Opponent's points in its own numbering: mover index i is its index (i + 12) mod 24.
+    opp_own = np.roll(opp, -12, axis=1)
+    out[:, 192] = mover[:, 23] / 15.0                    # mover's head
+    out[:, 193] = opp[:, 11] / 15.0                      # opponent's head (mover point 12)
+    out[:, 194] = boards[:, OFF] / 15.0
+    out[:, 195] = boards[:, OPP_OFF] / 15.0
+    out[:, 196] = pips[:, 0] / 360.0
+    out[:, 197] = pips[:, 1] / 360.0
+    out[:, 198] = (pips[:, 1] - pips[:, 0]) / 60.0
+    out[:, 199] = _longest_run(mover > 0) / 6.0
+    out[:, 200] = _longest_run(opp_own > 0) / 6.0
+    home_m = mover[:, :6].sum(1) + boards[:, OFF]
+    home_o = opp_own[:, :6].sum(1) + boards[:, OPP_OFF]
+    out[:, 201] = home_m / 15.0
+    out[:, 202] = home_o / 15.0
+    out[:, 203] = (home_m == 15).astype(np.float32)
+    out[:, 204] = (home_o == 15).astype(np.float32)
+    out[:, 205] = (mover > 0).sum(1) / 12.0               # points held
+    out[:, 206] = (opp > 0).sum(1) / 12.0
+    # Mover checkers inside the opponent's start quarter and home (mover points 13-24 hold the
+    # mover's early route; points 1-12 the late route).
+    out[:, 207] = mover[:, 12:].sum(1) / 15.0
+    out[:, 208] = opp_own[:, 12:].sum(1) / 15.0
+    out[:, 209] = (mover[:, 12:18] > 0).sum(1) / 6.0      # mover points in the opponent's home
+    out[:, 210] = (opp_own[:, 12:18] > 0).sum(1) / 6.0
+    out[:, 211] = 1.0                                     # bias-like constant: opponent to roll
+    return out
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """A named, versioned feature encoder for one family of variants."""
+
+    name: str
+    version: str
+    family: str
+    n_features: int
+    fn: Callable[[np.ndarray], np.ndarray]
+
+    def __call__(self, boards: np.ndarray) -> np.ndarray:
+        """Encode ``(M, 28)`` afterstates to ``(M, n_features)`` float32."""
+        return self.fn(np.asarray(boards))
+
+
+ENCODERS: dict[str, Encoder] = {
+    e.name: e for e in (
+        Encoder("tdgammon", "1", "short", 198, encode_tdgammon),
+        Encoder("extended", "1", "short", 210, encode_extended),
+        Encoder("long", "1", "long", 212, encode_long),
+    )
+}
+DEFAULT_ENCODER = {"short": "tdgammon", "long": "long"}
+
+
+def get_encoder(name: str | None, variant: str | Variant) -> Encoder:
+    """The encoder called ``name`` (default: the family's default), checked against the variant."""
+    v = get_variant(variant)
+    name = name or DEFAULT_ENCODER[v.family]
+    if name not in ENCODERS:
+        raise UnknownEncoder(f"unknown encoder {name!r}; known: {', '.join(ENCODERS)}")
+    enc = ENCODERS[name]
+    if enc.family != v.family:
+        raise UnknownEncoder(f"encoder {name!r} is for {enc.family} nardy, not {v.id}")
+    return enc

@@ -1,0 +1,132 @@
+"""TD(lambda) self-play training (training/): config schema, lambda-returns, checkpoints and
+resume, and a small learning run whose measured win rates are asserted."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from nardy_ai.agents import RandomAgent
+from nardy_ai.agents.neural import NeuralAgent
+from nardy_ai.game import play_games, summarize
+from nardy_ai.model import NeuralEvaluator, flip_outcomes, outcome_targets
+from training.config import ConfigError, config_from_dict
+from training.td import FinishedGame, Trainer, lambda_returns
+
+
+def small_config(variant, **over):
+    cfg = {"variant": variant, "seed": 5,
+           "td": {"learning_rate": 0.003, "batch_size": 64},
+           "selfplay": {"parallel_games": 128, "total_games": 400},
+           "run": {"checkpoint_every": 200, "eval_every": 0, "log_every": 100}}
+    for section, values in over.items():
+        cfg.setdefault(section, {}).update(values)
+    return config_from_dict(cfg)
+
+
+@pytest.mark.parametrize("data,message", [
+    ({"td": {"lamda": 0.5}}, "td.lamda: unknown key"),
+    ({"td": {"lambda": "high"}}, "td.lambda: must be a number"),
+    ({"td": {"lambda": 1.5}}, "td.lambda: must be between 0 and 1"),
+    ({"model": {"hidden": [80, "x"]}}, "model.hidden: must be a list of integers"),
+    ({"selfplay": 3}, "selfplay: must be a [section]"),
+    ({"colour": "red"}, "colour: unknown key"),
+    ({"run": {"device": "tpu"}}, "run.device"),
+])
+def test_config_errors_name_the_key(data, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        config_from_dict(data)
+
+
+def test_lambda_returns_extremes():
+    """lambda = 0: one-step TD targets; lambda = 1: the final outcome (Monte Carlo), each
+    turned to the side of the player who made the afterstate."""
+    rng = np.random.default_rng(1)
+    values = rng.random((4, 5)).astype(np.float32)
+    game = FinishedGame(np.zeros((4, 28), np.int8), values, level=2)   # gammon for the last mover
+    z = outcome_targets(np.array([2]), "backgammon")[0]
+    td0 = lambda_returns([game], 0.0, "backgammon")[0]
+    assert np.allclose(td0[3], z)
+    assert np.allclose(td0[2], flip_outcomes(z, "backgammon"))        # next is terminal
+    assert np.allclose(td0[1], flip_outcomes(values[2], "backgammon"))
+    assert np.allclose(td0[0], flip_outcomes(values[1], "backgammon"))
+    mc = lambda_returns([game], 1.0, "backgammon")[0]
+    for t in range(4):
+        expect = z if (3 - t) % 2 == 0 else flip_outcomes(z, "backgammon")
+        assert np.allclose(mc[t], expect)
+    half = lambda_returns([game, FinishedGame(game.boards[:2], values[:2], 1)], 0.5, "backgammon")
+    assert half[0].shape == (4, 5) and half[1].shape == (2, 5)
+    assert np.allclose(half[0][1], 0.5 * flip_outcomes(values[2], "backgammon")
+                       + 0.5 * flip_outcomes(half[0][2], "backgammon"))
+
+
+def test_checkpoint_resume_and_refusal(tmp_path):
+    run = tmp_path / "run"
+    quick = {"selfplay": {"parallel_games": 64}, "run": {"checkpoint_every": 100}}
+    t = Trainer(small_config("backgammon", **quick), str(run), config_text="# test\n")
+    t.run(total_games=100, progress=False)
+    assert (run / "checkpoint.pt").exists() and (run / "config.toml").exists()
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert any(x["kind"] == "train" and "td_error" in x for x in lines)
+    assert list((run / "tb").iterdir())                                 # TensorBoard events
+    with pytest.raises(Exception, match="--resume"):
+        Trainer(small_config("backgammon", **quick), str(run))
+    r = Trainer(small_config("backgammon", **quick), str(run), resume=True)
+    assert r.games >= 100
+    w0 = {k: v.clone() for k, v in r.ev.net.state_dict().items()}
+    assert all((w0[k] == v).all() for k, v in t.ev.net.state_dict().items())
+    r.run(total_games=200, progress=False)
+    assert r.games >= 200
+    with pytest.raises(Exception, match="config differs"):
+        Trainer(small_config("backgammon", td={"learning_rate": 0.01}, **quick), str(run), resume=True)
+    with pytest.raises(Exception, match="not 'long'"):
+        Trainer(small_config("long", **quick), str(run), resume=True)
+
+
+def _win_rate(agent, variant, games=300, seed=77):
+    half = games // 2
+    recs = play_games(variant, (agent, RandomAgent()), half, seed=seed, record=False)
+    recs += play_games(variant, (RandomAgent(), agent), games - half, seed=seed + 1, record=False)
+    return summarize(recs, agent=agent.name)["win_rate"]
+
+
+@pytest.mark.parametrize("variant,games", [("backgammon", 1500), ("long", 1500)])
+def test_training_beats_random_and_the_untrained_net(tmp_path, variant, games):
+    """A small budget of self-play must turn the untrained net into one that beats random
+    decisively (>= 80% over a fixed-seed match) and beats the untrained net."""
+    cfg = small_config(variant, selfplay={"total_games": games})
+    untrained = NeuralAgent(NeuralEvaluator.create(variant, seed=5, device="cpu"), name="untrained")
+    t = Trainer(cfg, str(tmp_path / "run"), log=False)
+    t.run(progress=False)
+    trained = NeuralAgent(t.ev, name="trained")
+    rate = _win_rate(trained, variant)
+    base = _win_rate(untrained, variant)
+    print(f"{variant}: trained {rate:.3f} vs random, untrained {base:.3f}")
+    assert rate >= 0.80
+    recs = play_games(variant, (trained, untrained), 100, seed=9, record=False)
+    recs += play_games(variant, (untrained, trained), 100, seed=10, record=False)
+    assert summarize(recs, agent="trained")["win_rate"] >= 0.6
+
+
+def test_nardy_train_cli_runs_resumes_and_refuses_bad_config(tmp_path):
+    cfg = tmp_path / "quick.toml"
+    cfg.write_text('variant = "long"\nseed = 2\n[selfplay]\nparallel_games = 64\ntotal_games = 100\n'
+                   '[run]\ncheckpoint_every = 50\neval_every = 100\neval_games = 20\n')
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "nardy_ai.cli", "train", "--config", str(cfg), "--out", str(out),
+           "--no-progress"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    evals = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()
+             if json.loads(x)["kind"] == "eval"]
+    assert evals and "vs_random/win_rate" in evals[0]
+    p = subprocess.run(cmd + ["--resume", "--games", "150"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('variant = "long"\n[td]\nlamda = 0.5\n')
+    p = subprocess.run(cmd[:5] + [str(bad)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "td.lamda" in p.stderr and "Traceback" not in p.stderr
+    p = subprocess.run(cmd + ["--variant", "backgammon"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "backgammon" in p.stderr

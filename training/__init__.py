@@ -1,0 +1,1 @@
+"""Self-play training of nardy evaluators (TD(lambda)); `nardy train` runs it."""
