@@ -98,7 +98,7 @@ def format_movegen(rows: list[dict]) -> str:
 
 
 def bench_train(variant, seconds: float = 30.0, hidden=(80,), parallel_games: int = 512,
-                threads: int = 0) -> dict:
+                threads: int = 1) -> dict:
     """Self-play training throughput: games/s and positions/s of ``nardy train``'s loop with
     the default TD settings and an MLP of ``hidden`` units, for about ``seconds`` of wall time,
     plus peak memory and the share of time per stage (move generation, encoding, forward,

@@ -57,17 +57,24 @@ _UNARY = _unary_table()
 def _points_unary(boards: np.ndarray) -> np.ndarray:
     """``(M, 192)``: 8 units per point (4 mover, 4 opponent), points 1..24."""
     idx = boards[:, :24].astype(np.intp) + 15
-    return _UNARY[idx].reshape(len(boards), 192)
+    return np.take(_UNARY, idx, axis=0).reshape(len(boards), 192)
 
 
 def _longest_run(held: np.ndarray) -> np.ndarray:
-    """Longest run of consecutive True along axis 1 of a ``(M, 24)`` bool array, ``(M,)``."""
-    run = np.zeros(len(held), np.int32)
+    """Longest run of consecutive True along axis 1 of a ``(M, 24)`` bool array, ``(M,)``.
+
+    On 24-bit masks: each ``x &= x >> 1`` shortens every run by one, so the number of rounds
+    until nothing is left is the longest run (a handful of rounds, not 24 columns).
+    """
+    packed = np.packbits(held, axis=1, bitorder="little").astype(np.uint32)
+    x = packed[:, 0] | (packed[:, 1] << 8) | (packed[:, 2] << 16)
     best = np.zeros(len(held), np.int32)
-    for i in range(held.shape[1]):
-        run = np.where(held[:, i], run + 1, 0)
-        np.maximum(best, run, out=best)
-    return best
+    while True:
+        alive = x != 0
+        if not alive.any():
+            return best
+        best += alive
+        x &= x >> 1
 
 
 def encode_tdgammon(boards: np.ndarray) -> np.ndarray:
@@ -128,41 +135,60 @@ def encode_extended(boards: np.ndarray) -> np.ndarray:
     return np.concatenate([base, extra], axis=1)
 
 
+def _long_linear_weights() -> np.ndarray:
+    """``(96, 13)``: the long-nardy features that are linear in the per-point checker counts
+    and held-point indicators ``[mover counts | opponent counts | mover held | opponent held]``
+    (mover's numbering; the opponent's own point index of mover index i is (i + 12) mod 24)."""
+    W = np.zeros((96, 13), np.float32)
+    mc, oc, mh, oh = 0, 24, 48, 72
+    pip = np.arange(1, 25, dtype=np.float32)
+    opp_pip = ((np.arange(24) + 12) % 24 + 1).astype(np.float32)
+    W[mc + 23, 0] = 1 / 15                       # mover's head
+    W[oc + 11, 1] = 1 / 15                       # opponent's head (mover point 12)
+    W[mc:mc + 24, 2] = pip / 360                 # pip counts
+    W[oc:oc + 24, 3] = opp_pip / 360
+    W[mc:mc + 24, 4] = -pip / 60                 # pip lead of the opponent's ... difference
+    W[oc:oc + 24, 4] = opp_pip / 60
+    W[mc:mc + 6, 5] = 1 / 15                     # checkers home (off added separately)
+    W[oc + 12:oc + 18, 6] = 1 / 15
+    W[mh:mh + 24, 7] = 1 / 12                    # points held
+    W[oh:oh + 24, 8] = 1 / 12
+    W[mc + 12:mc + 24, 9] = 1 / 15               # checkers still in the first half
+    W[oc:oc + 12, 10] = 1 / 15
+    W[mh + 12:mh + 18, 11] = 1 / 6               # points held in the other side's home
+    W[oh:oh + 6, 12] = 1 / 6
+    return W
+
+
+_LONG_W = _long_linear_weights()
+_ROT12 = (np.arange(24) + 12) % 24
+
+
 def encode_long(boards: np.ndarray) -> np.ndarray:
     """Long-nardy inputs (module docstring), 212 inputs."""
     m = len(boards)
-    pts = boards[:, :24].astype(np.int32)
-    mover = np.maximum(pts, 0)
-    opp = np.maximum(-pts, 0)
+    pts = boards[:, :24]
+    own, opp = pts > 0, pts < 0
+    x = np.empty((m, 96), np.float32)
+    np.maximum(pts, 0, out=x[:, :24], casting="unsafe")
+    np.negative(np.minimum(pts, 0), out=x[:, 24:48], casting="unsafe")
+    x[:, 48:72] = own
+    x[:, 72:] = opp
+    lin = x @ _LONG_W
     out = np.empty((m, 212), np.float32)
     out[:, :192] = _points_unary(boards)
-    pips = pip_counts(boards, "long").astype(np.float32)
-    # Opponent's points in its own numbering: mover index i is its index (i + 12) mod 24.
-    opp_own = np.roll(opp, -12, axis=1)
-    out[:, 192] = mover[:, 23] / 15.0                    # mover's head
-    out[:, 193] = opp[:, 11] / 15.0                      # opponent's head (mover point 12)
+    out[:, 192:194] = lin[:, 0:2]
     out[:, 194] = boards[:, OFF] / 15.0
     out[:, 195] = boards[:, OPP_OFF] / 15.0
-    out[:, 196] = pips[:, 0] / 360.0
-    out[:, 197] = pips[:, 1] / 360.0
-    out[:, 198] = (pips[:, 1] - pips[:, 0]) / 60.0
-    out[:, 199] = _longest_run(mover > 0) / 6.0
-    out[:, 200] = _longest_run(opp_own > 0) / 6.0
-    home_m = mover[:, :6].sum(1) + boards[:, OFF]
-    home_o = opp_own[:, :6].sum(1) + boards[:, OPP_OFF]
-    out[:, 201] = home_m / 15.0
-    out[:, 202] = home_o / 15.0
-    out[:, 203] = (home_m == 15).astype(np.float32)
-    out[:, 204] = (home_o == 15).astype(np.float32)
-    out[:, 205] = (mover > 0).sum(1) / 12.0               # points held
-    out[:, 206] = (opp > 0).sum(1) / 12.0
-    # Mover checkers inside the opponent's start quarter and home (mover points 13-24 hold the
-    # mover's early route; points 1-12 the late route).
-    out[:, 207] = mover[:, 12:].sum(1) / 15.0
-    out[:, 208] = opp_own[:, 12:].sum(1) / 15.0
-    out[:, 209] = (mover[:, 12:18] > 0).sum(1) / 6.0      # mover points in the opponent's home
-    out[:, 210] = (opp_own[:, 12:18] > 0).sum(1) / 6.0
-    out[:, 211] = 1.0                                     # bias-like constant: opponent to roll
+    out[:, 196:199] = lin[:, 2:5]
+    out[:, 199] = _longest_run(own) / 6.0
+    out[:, 200] = _longest_run(opp[:, _ROT12]) / 6.0     # in the opponent's own order
+    out[:, 201] = lin[:, 5] + out[:, 194]
+    out[:, 202] = lin[:, 6] + out[:, 195]
+    out[:, 203] = out[:, 201] > 0.999
+    out[:, 204] = out[:, 202] > 0.999
+    out[:, 205:211] = lin[:, 7:13]
+    out[:, 211] = 1.0                                     # constant: the opponent is to roll
     return out
 
 

@@ -37,9 +37,9 @@ class ModelConfig:
 class TDConfig:
     lambda_: float = 0.7            # TOML key "lambda"
     optimizer: str = "adam"         # adam | sgd
-    learning_rate: float = 1e-3
+    learning_rate: float = 3e-3
     momentum: float = 0.0           # sgd only
-    batch_size: int = 256           # positions per gradient step
+    batch_size: int = 64            # positions per gradient step
     update_games: int = 64          # finished games whose lambda-returns make one update
     epochs: int = 1                 # passes over each update's positions
     loss: str = "mse"               # mse | bce
@@ -60,7 +60,7 @@ class RunConfig:
     eval_games: int = 400           # per opponent, seats alternating, fixed dice seed
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     log_every: int = 1000           # games between training-scalar log lines
-    threads: int = 0                # torch CPU threads; 0 = torch's default
+    threads: int = 1                # torch CPU threads (0 = torch's default); one is as fast here
     device: str = "auto"            # auto | cpu | cuda
 
 
