@@ -216,6 +216,7 @@ def cmd_bench(args) -> int:
 
 def cmd_train(args) -> int:
     import os
+    import signal
     from training.config import load_config
     from training.td import Trainer
     from .variants import parse_variant_spec
@@ -230,6 +231,14 @@ def cmd_train(args) -> int:
     name = cfg.name or os.path.splitext(os.path.basename(args.config))[0]
     out = args.out or os.path.join("runs", name)
     trainer = Trainer(cfg, out, config_text=text, resume=args.resume)
+
+    def stop(signum, frame):
+        # First signal: stop after this ply and write a checkpoint; a second one kills.
+        signal.signal(signum, signal.SIG_DFL)
+        trainer.request_stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
     res = trainer.run(total_games=args.games, progress=not args.no_progress)
     print(f"{res['games']} games in {out} ({res['games_per_s']:.1f} games/s this session); "
           f"checkpoint {os.path.join(out, 'checkpoint.pt')}")

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 from nardy_ai.agents import RandomAgent
 from nardy_ai.agents.neural import NeuralAgent
@@ -83,6 +84,30 @@ def test_checkpoint_resume_and_refusal(tmp_path):
         Trainer(small_config("backgammon", td={"learning_rate": 0.01}, **quick), str(run), resume=True)
     with pytest.raises(Exception, match="not 'long'"):
         Trainer(small_config("long", **quick), str(run), resume=True)
+
+
+def test_runs_are_reproducible_from_config_and_seed(tmp_path):
+    """Same config and seed: the same games and the same weights."""
+    nets = []
+    for name in ("a", "b"):
+        t = Trainer(small_config("long", selfplay={"parallel_games": 32}), str(tmp_path / name), log=False)
+        t.run(total_games=64, progress=False)
+        nets.append(t.ev.net.state_dict())
+    assert all(torch.equal(nets[0][k], nets[1][k]) for k in nets[0])
+    other = Trainer(config_from_dict(dict(small_config("long").to_dict(), seed=6)),
+                    str(tmp_path / "c"), log=False)
+    other.run(total_games=64, progress=False)
+    assert not all(torch.equal(nets[0][k], other.ev.net.state_dict()[k]) for k in nets[0])
+
+
+def test_model_card_reports_strength_with_intervals(tmp_path):
+    from training.model_card import write_card
+    run = tmp_path / "run"
+    Trainer(small_config("long", selfplay={"parallel_games": 32}), str(run), config_text="seed = 5\n").run(
+        total_games=64, progress=False)
+    text = write_card(str(run), games=20)
+    assert "| random |" in text and "| heuristic |" in text and "95% CI" in text
+    assert (run / "MODEL_CARD.md").read_text() == text
 
 
 def _win_rate(agent, variant, games=300, seed=77):

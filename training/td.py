@@ -228,6 +228,11 @@ class Trainer:
                              cfg.selfplay.epsilon, cfg.selfplay.temperature, self.timers)
         self.pending: list[FinishedGame] = []
         self.last_eval: dict = {}
+        self.stop_requested = False
+
+    def request_stop(self) -> None:
+        """Finish the current ply, write a checkpoint and return from :meth:`run` (signals)."""
+        self.stop_requested = True
 
     # --- state -----------------------------------------------------------------------
 
@@ -353,7 +358,7 @@ class Trainer:
         if self.games == 0 and self.log_enabled:
             self._log("train", {"start_equity": self.start_equity()})
         try:
-            while self.games < total:
+            while self.games < total and not self.stop_requested:
                 if seconds is not None and time.perf_counter() - t_begin > seconds:
                     break
                 finished = self.play.ply()

@@ -1,0 +1,106 @@
+"""Write the model card of a training run: how it was trained and how strong it is.
+
+    python -m training.model_card checkpoints/backgammon/td80 [--games 2000]
+
+Reads the run folder (``config.toml``, ``checkpoint.pt``, ``metrics.jsonl``), plays a
+fixed-seed match of ``--games`` games (seats alternating) against each baseline bot, and writes
+``MODEL_CARD.md`` beside the checkpoint with 95% confidence intervals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from nardy_ai.agents import make_agent
+from nardy_ai.agents.neural import NeuralAgent
+from nardy_ai.bench import machine_description
+from nardy_ai.game import play_games, summarize
+from nardy_ai.model import NeuralEvaluator, load_checkpoint
+
+
+def training_wall_hours(metrics_path: str, gap_s: float = 600.0) -> float:
+    """Hours of training from the metrics log's timestamps, not counting gaps over ``gap_s``
+    (the run was stopped and resumed later)."""
+    times = []
+    with open(metrics_path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                times.append(json.loads(line)["time"])
+            except (ValueError, KeyError):
+                continue
+    total = sum(b - a for a, b in zip(times, times[1:]) if b - a < gap_s)
+    return total / 3600
+
+
+def evaluate(agent, variant, opponent: str, games: int, seed: int = 20261129) -> dict:
+    """``games`` games against a baseline, seats alternating, fixed dice seeds."""
+    opp = make_agent(opponent, variant)
+    half = games // 2
+    recs = play_games(variant, (agent, opp), half, seed=seed, record=False)
+    recs += play_games(variant, (opp, agent), games - half, seed=seed + 1, record=False)
+    return summarize(recs, agent=agent.name)
+
+
+def write_card(run_dir: str, games: int) -> str:
+    data = load_checkpoint(os.path.join(run_dir, "checkpoint.pt"))
+    ev = NeuralEvaluator.from_state(data["evaluator"], device="cpu")
+    v = ev.variant
+    agent = NeuralAgent(ev, name="td")
+    t0 = time.time()
+    results = {opp: evaluate(agent, v, opp, games) for opp in ("random", "heuristic")}
+    eval_s = time.time() - t0
+    cfg = open(os.path.join(run_dir, "config.toml"), encoding="utf-8").read()
+    hours = training_wall_hours(os.path.join(run_dir, "metrics.jsonl"))
+    rel = os.path.relpath(os.path.join(run_dir, "checkpoint.pt"))
+    lines = [
+        f"# Model card: {v.id} TD(lambda) evaluator ({os.path.basename(run_dir)})",
+        "",
+        f"- **Checkpoint**: `{rel}` (use as agent `td:{rel}`; resume training with "
+        f"`nardy train --config {run_dir}/config.toml --out {run_dir} --resume`)",
+        f"- **Variant**: {v.describe()}",
+        f"- **Evaluator**: MLP {list(ev.hidden)} {ev.activation}, encoder `{ev.encoder.name}` "
+        f"v{ev.encoder.version} ({ev.encoder.n_features} inputs), {ev.net.net[-1].out_features} "
+        f"sigmoid outcome outputs; cubeless, 0-ply (greedy) play",
+        f"- **Training**: TD(lambda) self-play with lambda-returns (training/td.py), "
+        f"{data['games']:,} games, {data['positions']:,} positions, {data['updates']:,} gradient steps, "
+        f"about {hours:.2f} h of wall time on {machine_description()} (one torch thread, shared "
+        f"with other work at lower priority)",
+        "",
+        f"## Strength (0-ply, {games} games per opponent, seats alternating, fixed dice seeds)",
+        "",
+        "| opponent | win rate (95% CI) | points per game (95% CI) | results won (level: games) |",
+        "|---|---|---|---|",
+    ]
+    for opp, s in results.items():
+        lo, hi = s["win_rate_ci95"]
+        plo, phi = s["points_per_game_ci95"]
+        lines.append(f"| {opp} | {100 * s['win_rate']:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}%) | "
+                     f"{s['points_per_game']:+.3f} ({plo:+.3f} to {phi:+.3f}) | "
+                     + ", ".join(f"{k}: {n}" for k, n in s["levels_by_agent"][0].items()) + " |")
+    lines += ["", f"Evaluation took {eval_s:.0f} s. `heuristic` is the platform's greedy "
+              "rule-of-thumb bot (agents/heuristic.py), `random` plays uniformly among legal plays.",
+              "", "## Config", "", "```toml", cfg.strip(), "```", ""]
+    text = "\n".join(lines)
+    path = os.path.join(run_dir, "MODEL_CARD.md")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    return text
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("run_dir")
+    p.add_argument("--games", type=int, default=2000)
+    args = p.parse_args(argv)
+    print(write_card(args.run_dir, args.games))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
