@@ -77,6 +77,9 @@ class Afterstates:
         The play notation of each afterstate (POSITIONS.md) when asked for, else ``None``.
     steps
         ``(M,)`` number of checker steps in each play (0 when no checker could move).
+    positions, dice
+        The ``(N, 28)`` positions and ``(N, 2)`` rolls the afterstates were generated from
+        (for agents that need them, e.g. external engines).
     """
 
     boards: np.ndarray
@@ -85,6 +88,27 @@ class Afterstates:
     steps: np.ndarray
     plays: list[str] | None = None
     _trace: tuple | None = None
+    positions: np.ndarray | None = None
+    dice: np.ndarray | None = None
+
+    def select(self, positions) -> tuple["Afterstates", np.ndarray]:
+        """The afterstates of some positions of the batch, as a batch of their own.
+
+        Returns ``(sub, rows)``: row ``j`` of ``sub.boards`` is row ``rows[j]`` of
+        ``self.boards``; ``sub`` keeps the notation, positions and dice of those positions.
+        """
+        positions = np.asarray(positions, dtype=np.int64)
+        counts = np.diff(self.offsets)[positions]
+        offsets = np.zeros(len(positions) + 1, np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        rows = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - self.offsets[positions], counts)
+        trace = None if self._trace is None else (self._trace[0], self._trace[1][rows])
+        sub = Afterstates(np.take(self.boards, rows, axis=0), np.repeat(np.arange(len(positions)), counts),
+                          offsets, self.steps[rows],
+                          None if self.plays is None else [self.plays[r] for r in rows], trace,
+                          None if self.positions is None else self.positions[positions],
+                          None if self.dice is None else self.dice[positions])
+        return sub, rows
 
     def notation(self, rows) -> list[str]:
         """Play notation (POSITIONS.md) of the afterstates at ``rows`` (indices into ``boards``)."""
@@ -537,7 +561,7 @@ def generate(boards, dice, variant: str | Variant, notation: bool = False) -> Af
     np.cumsum(np.bincount(out_par, minlength=n), out=offsets[1:])
     code = np.take(code, kept)
     out = Afterstates(np.take(B, kept, axis=0)[:, :BOARD_SIZE], out_par, offsets, code >> 32,
-                      None, (levels, code))
+                      None, (levels, code), boards, dice)
     if notation:
         out.plays = out.notation(np.arange(len(kept)))
     return out

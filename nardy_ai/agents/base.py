@@ -67,19 +67,6 @@ def segment_argmax(scores: np.ndarray, offsets: np.ndarray,
 
 
 def subset(after: Afterstates, positions: np.ndarray) -> tuple[Afterstates, np.ndarray]:
-    """The afterstates of some positions of a batch, as a batch of their own.
-
-    Returns ``(sub, rows)``: ``sub`` holds the afterstates of ``after``'s positions
-    ``positions`` (in that order) and ``rows[j]`` is the row of ``after.boards`` that row
-    ``j`` of ``sub.boards`` came from, so a choice ``c`` in ``sub`` is row ``rows[c]`` of
-    ``after``.  ``sub`` carries no notation: ask ``after.notation(rows[c])``.
-    """
-    positions = np.asarray(positions, dtype=np.int64)
-    counts = np.diff(after.offsets)[positions]
-    offsets = np.zeros(len(positions) + 1, np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    # rows = concatenation of the ranges after.offsets[p] .. after.offsets[p + 1].
-    rows = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - after.offsets[positions], counts)
-    sub = Afterstates(boards=after.boards[rows], parent=np.repeat(np.arange(len(positions)), counts),
-                      offsets=offsets, steps=after.steps[rows])
-    return sub, rows
+    """The afterstates of some positions of a batch, as a batch of their own: ``(sub, rows)``,
+    a choice ``c`` in ``sub`` being row ``rows[c]`` of ``after`` (see ``Afterstates.select``)."""
+    return after.select(positions)
