@@ -211,6 +211,12 @@ def cmd_bench(args) -> int:
         rows = [bench.bench_train(get_variant(name), args.seconds, hidden, args.parallel_games)
                 for name in (args.variant or ["backgammon"])]
         print(json.dumps(rows) if args.json else bench.format_train(rows))
+    elif args.what == "agents":
+        hidden = tuple(int(x) for x in args.hidden.split(","))
+        for name in args.variant or ["backgammon"]:
+            row = bench.bench_agents(get_variant(name), args.checkpoint, hidden, args.games,
+                                     repeats=args.repeats)
+            print(json.dumps(row) if args.json else bench.format_agents(row))
     return 0
 
 
@@ -242,6 +248,46 @@ def cmd_train(args) -> int:
     res = trainer.run(total_games=args.games, progress=not args.no_progress)
     print(f"{res['games']} games in {out} ({res['games_per_s']:.1f} games/s this session); "
           f"checkpoint {os.path.join(out, 'checkpoint.pt')}")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from .agents import make_agent
+    from .protocol import serve
+    from .variants import parse_variant_spec
+    v = parse_variant_spec(args.variant)
+    agent = make_agent(args.agent, v)
+    serve(agent, v, sys.stdin, sys.stdout, seed=args.seed)
+    return 0
+
+
+def cmd_tournament(args) -> int:
+    import os
+    import time
+    from . import tournament as tm
+    from .variants import parse_variant_spec
+    v = parse_variant_spec(args.variant)
+    if args.jobs < 1:
+        raise NardyError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.resume:
+        if not args.out:
+            raise NardyError("--resume needs --out DIR, the folder of the tournament to continue")
+        out = args.out
+        config = tm.resume_config(out, args.variant, args.agents, args.games, args.seed, args.gauntlet, args.chunk)
+    else:
+        agents = args.agents or tm.default_agents(v)
+        games = tm.even_games(tm.DEFAULT_GAMES if args.games is None else args.games)
+        if args.games is not None and games != args.games:
+            print(f"--games {args.games} rounded up to {games}: games are played in duplicate-dice pairs")
+        out = args.out or os.path.join("tournaments", f"{v.id}-{time.strftime('%Y%m%d-%H%M%S')}")
+        config = tm.TournamentConfig(args.variant, tuple(agents), games, 0 if args.seed is None else args.seed,
+                                     bool(args.gauntlet), tm.DEFAULT_CHUNK if args.chunk is None else args.chunk)
+    try:
+        tm.run_tournament(config, out, resume=args.resume, jobs=args.jobs, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print(f"nardy: interrupted; continue with: nardy tournament --variant {args.variant} --out {out} --resume",
+              file=sys.stderr)
+        return 130
     return 0
 
 
@@ -280,13 +326,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_play)
 
     b = sub.add_parser("bench", help="benchmarks (figures with units and the machine)")
-    b.add_argument("what", choices=["movegen", "train"])
+    b.add_argument("what", choices=["movegen", "train", "agents"])
     b.add_argument("--variant", action="append",
                    help="variant (repeatable; default: backgammon and long for movegen, backgammon for train)")
     b.add_argument("--batch-sizes", default="64,1024,8192", help="movegen: batch sizes")
     b.add_argument("--seconds", type=float, default=30.0, help="train: measuring time")
-    b.add_argument("--hidden", default="80", help="train: hidden layer sizes, e.g. 80 or 128,64")
+    b.add_argument("--hidden", default="80", help="train, agents: hidden layer sizes, e.g. 80 or 128,64")
     b.add_argument("--parallel-games", type=int, default=512, help="train: games in lockstep")
+    b.add_argument("--checkpoint", help="agents: the net to time (default: an untrained MLP of --hidden)")
+    b.add_argument("--games", type=int, default=512, help="agents: games in lockstep for games/s")
     b.add_argument("--repeats", type=int, default=5)
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
@@ -302,6 +350,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("variants", help="list the variants and their versions")
     v.set_defaults(func=cmd_variants)
+
+    tn = sub.add_parser("tournament", help="round robin or gauntlet with duplicate dice, Elo and cross-table")
+    tn.add_argument("--variant", required=True, help="variant id, optionally with rule options")
+    tn.add_argument("--agents", nargs="+",
+                    help="agent specs (default: the shipped checkpoint of the variant, pubeval, heuristic, random)")
+    tn.add_argument("--games", type=int, help="games per pairing, played in duplicate-dice pairs (default 400)")
+    tn.add_argument("--jobs", type=int, default=1, help="worker processes (results do not depend on it)")
+    tn.add_argument("--seed", type=int, help="tournament seed (default 0)")
+    tn.add_argument("--out", help="output folder (default tournaments/<variant>-<date>-<time>)")
+    tn.add_argument("--resume", action="store_true", help="continue the tournament in --out")
+    tn.add_argument("--gauntlet", action="store_true", default=None,
+                    help="the first agent against each of the others (default: round robin)")
+    tn.add_argument("--chunk", type=int, help="duplicate pairs played in lockstep per task (default 50)")
+    tn.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tn.set_defaults(func=cmd_tournament)
+
+    sv = sub.add_parser("serve", help="answer agent-protocol JSON lines on stdin/stdout (POSITIONS.md)")
+    sv.add_argument("--agent", required=True, help="agent spec, e.g. heuristic or td:checkpoints/...pt")
+    sv.add_argument("--variant", default="backgammon",
+                    help="variant, optionally with rule options (default backgammon)")
+    sv.add_argument("--seed", type=int, default=0, help="seed of the agent's random choices")
+    sv.set_defaults(func=cmd_serve)
     return p
 
 

@@ -32,3 +32,7 @@ class UnknownAgent(NardyError):
 
 class FormatError(NardyError):
     """Malformed input text: JSON, notation, gnubg Position ID, XGID."""
+
+
+class EngineError(NardyError):
+    """An external engine process (``ext:`` agent) that died, went silent or broke the protocol."""

@@ -12,7 +12,10 @@ from typing import Callable
 from ..errors import UnknownAgent
 from ..variants import Variant, get_variant
 from .base import Agent, segment_argmax, segment_ids, subset
+from .external import ExternalAgent, ext_factory
 from .heuristic import HeuristicAgent
+from .human import HumanAgent
+from .pubeval import PubevalAgent, pubeval_factory
 from .random_agent import RandomAgent
 
 #: A factory builds an agent from the argument after ``prefix:`` ("" when none) and the variant.
@@ -31,6 +34,8 @@ def _no_argument(cls: type[Agent]) -> AgentFactory:
 AGENTS: dict[str, AgentFactory] = {
     "random": _no_argument(RandomAgent),
     "heuristic": _no_argument(HeuristicAgent),
+    "human": _no_argument(HumanAgent),
+    "ext": ext_factory,
 }
 
 
@@ -40,6 +45,15 @@ def _td(arg: str, variant: Variant) -> Agent:
 
 
 AGENTS["td"] = _td
+
+
+def _gnubg(arg: str, variant: Variant) -> Agent:
+    from .gnubg_agent import gnubg_factory     # the optional gnubg package is imported only here
+    return gnubg_factory(arg, variant)
+
+
+AGENTS["pubeval"] = pubeval_factory
+AGENTS["gnubg"] = _gnubg
 
 
 def register_agent(prefix: str, factory: AgentFactory) -> None:
@@ -57,5 +71,6 @@ def make_agent(spec: str, variant: str | Variant) -> Agent:
     return factory(arg, v)
 
 
-__all__ = ["AGENTS", "Agent", "AgentFactory", "HeuristicAgent", "RandomAgent", "make_agent",
-           "register_agent", "segment_argmax", "segment_ids", "subset"]
+__all__ = ["AGENTS", "Agent", "AgentFactory", "ExternalAgent", "HeuristicAgent", "HumanAgent",
+           "PubevalAgent", "RandomAgent", "make_agent", "register_agent", "segment_argmax",
+           "segment_ids", "subset"]

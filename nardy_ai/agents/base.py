@@ -30,6 +30,20 @@ class Agent(ABC):
         source of randomness an agent may use, so that games replay from their seed.
         """
 
+    def equity(self, boards: np.ndarray, variant: Variant) -> np.ndarray | None:
+        """The agent's own equity estimate of afterstates ``(K, 28)``, or ``None`` without one.
+
+        ``(K,)`` float, cubeless points per game for the side that just played (the boards
+        are not flipped).  Neural agents give their evaluator's (0-ply) equity; hand-written
+        scores that are not equities (random, heuristic) give ``None``.
+
+        Agents that take cube decisions (CUBE-1) also define, batched over positions seen by
+        the player deciding, with ``cubes`` a list of ``{"value", "owner"}``:
+        ``double(boards, cubes, variant)`` and ``take(boards, cubes, variant)``, each returning
+        ``(decisions (N,) bool, equities: list of dict per position, or None)``.
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 

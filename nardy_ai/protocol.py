@@ -1,0 +1,145 @@
+"""The agent protocol (POSITIONS.md, "Agent protocol"): ``nardy serve --agent SPEC``.
+
+A long-lived process: one JSON request per line on stdin, one JSON answer line per request on
+stdout, in order and flushed at once, with the request's ``id`` echoed (``null`` when it has
+none or cannot be read).  Blank lines are not requests and get no answer.
+
+``play``
+    Positions with ``"dice"``, as a ``"batch"`` list or one position inline.  Each answer gives
+    the chosen play in canonical notation, the afterstate (mover's side, not flipped: one of
+    the legal afterstates of ``nardy moves``) and the agent's equity of it (``null`` for
+    agents without one, see :meth:`~nardy_ai.agents.base.Agent.equity`).  A whole batch is one
+    call of the move generator and one call of the agent.
+``double``, ``take``
+    Cube decisions (CUBE-1) for positions with ``"cube"`` (default: centred at 1), seen by the
+    player deciding; they go to the agent's ``double``/``take`` methods, and an agent without
+    them answers an error.
+``info``
+    ``{"name", "variant", "version"}`` (and ``variant_version``, the rules version).
+
+A request that cannot be read or names an illegal position gets ``{"id", "error"}`` with a
+message naming the field or rule, and the process keeps serving.  End of input ends it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+import numpy as np
+
+from . import __version__
+from .agents.base import Agent
+from .board import board_from_json, board_to_json
+from .errors import FormatError, IllegalPlay, InvalidPosition, NardyError
+from .movegen import generate
+from .variants import Variant, get_variant
+
+OPS = ("play", "double", "take", "info")
+_CENTRED = {"value": 1, "owner": "centre"}
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} is not JSON")
+
+
+class Server:
+    """Answers protocol requests for one agent and one variant."""
+
+    def __init__(self, agent: Agent, variant: str | Variant, seed: int = 0):
+        self.agent = agent
+        self.variant = get_variant(variant)
+        self.rng = np.random.default_rng(seed)
+
+    def answer_line(self, line: str) -> str:
+        """The answer line (no newline) to one request line."""
+        req_id = None
+        try:
+            try:
+                req = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise FormatError(f"malformed JSON: {e.msg} at column {e.colno}") from None
+            if not isinstance(req, dict):
+                raise FormatError("a request must be a JSON object with an 'op'")
+            req_id = req.get("id")
+            out = self.answer(req)
+        except NardyError as e:
+            out = {"error": str(e)}
+        return json.dumps({"id": req_id, **out}, default=_json_default)
+
+    def answer(self, req: dict) -> dict:
+        """The answer to a parsed request, without its ``id``; raises :class:`NardyError`."""
+        op = req.get("op")
+        if op not in OPS:
+            raise FormatError(f"field 'op' must be one of {', '.join(OPS)}, got {op!r}")
+        if op == "info":
+            return {"name": self.agent.name, "variant": self.variant.id, "version": __version__,
+                    "variant_version": self.variant.version}
+        if op != "play" and not callable(getattr(self.agent, op, None)):
+            raise NardyError(f"agent {self.agent.name} takes no cube decisions yet (CUBE-1)")
+        positions = self._positions(req, op)
+        if op == "play":
+            answers = self._play(positions)
+        else:
+            answers = self._cube(op, positions)
+        return {"batch": answers} if "batch" in req else answers[0]
+
+    def _positions(self, req: dict, op: str) -> list[tuple[np.ndarray, Any]]:
+        """``(board, dice or cube)`` of every position of the request, validated."""
+        if "batch" in req:
+            items = req["batch"]
+            if not isinstance(items, list):
+                raise FormatError("field 'batch' must be a list of positions")
+        else:
+            items = [req]
+        out = []
+        for i, obj in enumerate(items):
+            where = f"batch[{i}]: " if "batch" in req else ""
+            try:
+                if not isinstance(obj, dict):
+                    raise FormatError("a position must be a JSON object")
+                _, board, dice, cube = board_from_json(obj, self.variant)
+                if op == "play" and dice is None:
+                    raise InvalidPosition("missing field 'dice' (two numbers 1-6)")
+            except NardyError as e:
+                raise type(e)(f"{where}{e}") from None
+            out.append((board, dice if op == "play" else (cube or dict(_CENTRED))))
+        return out
+
+    def _play(self, positions: list[tuple[np.ndarray, Any]]) -> list[dict]:
+        if not positions:
+            return []
+        v = self.variant
+        after = generate(np.stack([b for b, _ in positions]), np.array([d for _, d in positions]), v)
+        rows = np.asarray(self.agent.choose(after, v, self.rng), np.int64)
+        if (rows.shape != (len(positions),) or np.any(rows < after.offsets[:-1])
+                or np.any(rows >= after.offsets[1:])):
+            raise IllegalPlay(f"agent {self.agent.name!r} chose rows that are not afterstates "
+                              f"of its positions")
+        chosen = after.boards[rows]
+        eq = self.agent.equity(chosen, v)
+        return [{"play": play, "afterstate": board_to_json(board),
+                 "equity": None if eq is None else float(eq[i])}
+                for i, (play, board) in enumerate(zip(after.notation(rows), chosen))]
+
+    def _cube(self, op: str, positions: list[tuple[np.ndarray, Any]]) -> list[dict]:
+        if not positions:
+            return []
+        boards = np.stack([b for b, _ in positions])
+        decisions, equities = getattr(self.agent, op)(boards, [c for _, c in positions], self.variant)
+        return [{op: bool(decisions[i]), "equity": None if equities is None else equities[i]}
+                for i in range(len(positions))]
+
+
+def serve(agent: Agent, variant: str | Variant, stdin: IO[str], stdout: IO[str], seed: int = 0) -> None:
+    """Answer requests from ``stdin`` on ``stdout`` until end of input."""
+    server = Server(agent, variant, seed)
+    for line in iter(stdin.readline, ""):
+        if not line.strip():
+            continue
+        stdout.write(server.answer_line(line) + "\n")
+        stdout.flush()
