@@ -248,10 +248,20 @@ class Trainer:
         if data.get("kind") != "training":
             raise CheckpointError(f"{self.ckpt_path} is not a training checkpoint")
         self.ev = NeuralEvaluator.from_state(data["evaluator"], self.v, device)
-        saved = config_from_dict(data["config"])
-        if saved.to_dict() != self.cfg.to_dict():
-            raise NardyError(f"the config differs from the one {self.run_dir} was started with; "
-                             f"resume with the run's own config ({self.run_dir}/config.toml)")
+        saved = config_from_dict(data["config"]).to_dict()
+        now = self.cfg.to_dict()
+        # A resumed run may be extended or watched differently (total games, [run] cadence,
+        # threads, device); anything that changes what is learned must stay as it was.
+        for d in (saved, now):
+            d.pop("run")
+            d["selfplay"].pop("total_games")
+        if saved != now:
+            changed = sorted(f"{sec}.{k}" for sec in now if isinstance(now[sec], dict)
+                             for k in now[sec] if now[sec][k] != saved.get(sec, {}).get(k))
+            changed += sorted(k for k in now if not isinstance(now[k], dict) and now[k] != saved.get(k))
+            raise NardyError(f"the config differs from the one {self.run_dir} was started with "
+                             f"({', '.join(changed)}); resume with the run's own config "
+                             f"({self.run_dir}/config.toml) or start a new run with --out")
         self.opt = self._optimizer()
         self.opt.load_state_dict(data["optimizer"])
         self.games, self.positions, self.updates = data["games"], data["positions"], data["updates"]
