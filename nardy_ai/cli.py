@@ -362,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     tn.add_argument("--resume", action="store_true", help="continue the tournament in --out")
     tn.add_argument("--gauntlet", action="store_true", default=None,
                     help="the first agent against each of the others (default: round robin)")
-    tn.add_argument("--chunk", type=int, help="duplicate pairs played in lockstep per task (default 50)")
+    tn.add_argument("--chunk", type=int, help="duplicate pairs played in lockstep per task (default 100)")
     tn.add_argument("--no-progress", action="store_true", help="no progress bar")
     tn.set_defaults(func=cmd_tournament)
 

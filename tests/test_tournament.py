@@ -1,0 +1,238 @@
+"""Tournaments: duplicate dice, balanced totals, statistics, resuming, parallel workers, files
+and the `nardy tournament` command."""
+
+import csv
+import json
+import math
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from nardy_ai import tournament as tm
+from nardy_ai.agents import AGENTS
+from nardy_ai.agents.base import Agent
+from nardy_ai.cli import main
+from nardy_ai.game import replay
+from nardy_ai.matfile import read_mat
+
+
+class FirstAgent(Agent):
+    """Plays the first afterstate the generator lists: a third, deterministic agent."""
+    name = "first"
+
+    def choose(self, after, variant, rng):
+        return after.offsets[:-1].copy()
+
+
+@pytest.fixture
+def first_agent(monkeypatch):
+    monkeypatch.setitem(AGENTS, "first", lambda arg, variant: FirstAgent())
+
+
+def run(tmp_path, name, *, agents=("heuristic", "random"), games=8, chunk=2, seed=5, variant="backgammon",
+        gauntlet=False, jobs=1, resume=False, log=None):
+    cfg = tm.TournamentConfig(variant, tuple(agents), games, seed, gauntlet, chunk)
+    lines = []
+    summary = tm.run_tournament(cfg, tmp_path / name, resume=resume, jobs=jobs, progress=False,
+                                log=log or lines.append)
+    return summary, lines
+
+
+def test_duplicate_pairs_replay_the_same_dice_with_seats_swapped():
+    """Game 2k has A as white, game 2k+1 the same seed, lots and rolls with B as white."""
+    cfg = tm.TournamentConfig("backgammon", ("heuristic", "random"), 8, seed=3, chunk=4)
+    chunk, results = tm.play_chunk(tm.schedule(cfg)[0])
+    games = dict(results)
+    assert sorted(games) == list(range(8))
+    different_plays = 0
+    for k in range(4):
+        g1, g2 = games[2 * k], games[2 * k + 1]
+        assert (g1.white, g1.black, g2.white, g2.black) == ("heuristic", "random", "random", "heuristic")
+        assert g1.seed == g2.seed and g1.opening == g2.opening and g1.first == g2.first
+        n = min(g1.plies, g2.plies)
+        assert [t.dice for t in g1.turns[:n]] == [t.dice for t in g2.turns[:n]]
+        different_plays += [t.play for t in g1.turns[:n]] != [t.play for t in g2.turns[:n]]
+    assert different_plays == 4                       # the agents, not the dice, differ
+    # The chunk seed depends on the tournament seed, the pairing and the chunk only.
+    assert chunk.seed == tm.chunk_seed(3, "heuristic", "random", 0) != tm.chunk_seed(4, "heuristic", "random", 0)
+
+
+def test_round_robin_totals_balance_and_files_agree(tmp_path, first_agent):
+    summary, lines = run(tmp_path, "t", agents=("heuristic", "random", "first"), games=10, chunk=2)
+    out = tmp_path / "t"
+    assert summary["games"] == 30 and len(summary["pairings"]) == 3
+    records = tm.read_games(out / tm.GAMES_FILE)
+    assert len(records) == 30 and (out / tm.GAMES_FILE).read_text().count("\n") == 30
+    replay(list(records.values()))                    # every recorded play is legal
+    # One side's points won are the other side's points lost, pairing by pairing.
+    for p in summary["pairings"]:
+        a, b = p["agents"]
+        recs = [records[(a, b, i)] for i in range(10)]
+        won_a = sum(r.points for r in recs if (r.winner == 0) == (r.white == a))
+        won_b = sum(r.points for r in recs if (r.winner == 0) != (r.white == a))
+        assert (p["points_won"], p["points_lost"]) == (won_a, won_b)
+        assert p["points_per_game"] == pytest.approx((won_a - won_b) / 10)
+        assert summary["cross_table"][a][b] == -summary["cross_table"][b][a] == pytest.approx(p["points_per_game"])
+        lo, hi = p["points_per_game_ci95"]
+        assert lo <= p["points_per_game"] <= hi
+    ranking = summary["ranking"]
+    assert sum(r["points_won"] for r in ranking) == sum(r["points_lost"] for r in ranking)
+    assert sum(r["wins"] for r in ranking) == 30 and all(r["games"] == 20 for r in ranking)
+    assert sum(r["elo"] for r in ranking) == pytest.approx(0, abs=1e-6)
+    assert [r["elo"] for r in ranking] == sorted((r["elo"] for r in ranking), reverse=True)
+    for r in ranking:
+        assert r["elo_ci95"][0] < r["elo"] < r["elo_ci95"][1]
+        assert sum(r["levels_won"].values()) == r["wins"]
+        assert r["win_rates_by_level"]["gammon"] == pytest.approx(
+            (r["levels_won"]["gammon"] + r["levels_won"]["backgammon"]) / r["games"])
+    elo = {r["agent"]: r["elo"] for r in ranking}
+    assert elo["random"] < elo["heuristic"]
+    # summary.json is the returned summary; summary.csv has one row per agent and per pairing.
+    assert json.loads((out / tm.SUMMARY_JSON).read_text()) == json.loads(json.dumps(summary))
+    rows = list(csv.DictReader((out / tm.SUMMARY_CSV).open()))
+    agents = [r for r in rows if r["kind"] == "agent"]
+    pairings = [r for r in rows if r["kind"] == "pairing"]
+    assert [r["agent"] for r in agents] == [r["agent"] for r in ranking] and len(pairings) == 3
+    for row, r in zip(agents, ranking):
+        assert float(row["elo"]) == pytest.approx(r["elo"]) and int(row["games"]) == 20
+        assert float(row["points_per_game"]) == pytest.approx(r["points_per_game"])
+        assert int(row["won_gammon"]) == r["levels_won"]["gammon"]
+    # One .mat money session per pairing with all its games.
+    mats = sorted((out / tm.MATCH_DIR).glob("*.mat"))
+    assert [m.name for m in mats] == ["01-heuristic-vs-random.mat", "02-heuristic-vs-first.mat",
+                                      "03-random-vs-first.mat"]
+    length, games = read_mat(mats[0].read_text())
+    assert length == 0 and len(games) == 10
+    assert [len(g.turns) for g in games] == [records[("heuristic", "random", i)].plies for i in range(10)]
+    # The terminal text: the ranking and a cross-table with every agent.
+    text = "\n".join(lines)
+    assert "Cross-table" in text and all(a in text for a in ("heuristic", "random", "first"))
+
+
+def test_resume_after_a_kill_gives_the_uninterrupted_result(tmp_path):
+    """A games file cut in the middle of a chunk and of a line, plus a duplicated line: the
+    resumed tournament plays what is missing and counts every game once."""
+    full, _ = run(tmp_path, "full", games=12, chunk=2)
+    killed = tmp_path / "killed"
+    shutil.copytree(tmp_path / "full", killed)
+    for name in (tm.SUMMARY_JSON, tm.SUMMARY_CSV, tm.PICTURE):
+        (killed / name).unlink(missing_ok=True)
+    lines = (killed / tm.GAMES_FILE).read_text().splitlines(keepends=True)
+    kept = lines[:5] + [lines[2]] + [lines[5][:40]]   # a repeat and a torn last line
+    (killed / tm.GAMES_FILE).write_text("".join(kept))
+    log = []
+    resumed, _ = run(tmp_path, "killed", games=12, chunk=2, resume=True, log=log.append)
+    assert resumed == full
+    assert any("5 games already played, 7 to go" in x for x in log)
+    text = (killed / tm.GAMES_FILE).read_text()
+    assert text.endswith("\n") and text.count("\n") == 12 + 1      # 12 games, one repeated line
+    assert len(tm.read_games(killed / tm.GAMES_FILE)) == 12
+    assert json.loads((killed / tm.SUMMARY_JSON).read_text()) == json.loads((tmp_path / "full" / tm.SUMMARY_JSON).read_text())
+    # Resuming a finished tournament plays nothing and gives the same summary.
+    again, _ = run(tmp_path, "killed", games=12, chunk=2, resume=True)
+    assert again == full and (killed / tm.GAMES_FILE).read_text() == text
+
+
+def test_results_do_not_depend_on_the_number_of_processes(tmp_path):
+    one, _ = run(tmp_path, "one", games=8, chunk=2, jobs=1)
+    two, _ = run(tmp_path, "two", games=8, chunk=2, jobs=2)
+    assert one == two
+    lines = [sorted((tmp_path / d / tm.GAMES_FILE).read_text().splitlines()) for d in ("one", "two")]
+    assert lines[0] == lines[1]
+
+
+def test_one_process_at_a_time_in_a_folder(tmp_path):
+    fcntl = pytest.importorskip("fcntl")
+    (tmp_path / "t").mkdir()
+    with open(tmp_path / "t" / ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(tm.TournamentError, match="another nardy tournament is running"):
+            run(tmp_path, "t", games=2, chunk=1)
+
+
+def test_gauntlet_and_long_nardy(tmp_path, first_agent):
+    summary, _ = run(tmp_path, "g", agents=("first", "heuristic", "random"), games=4, variant="long", gauntlet=True)
+    assert [p["agents"] for p in summary["pairings"]] == [["first", "heuristic"], ["first", "random"]]
+    assert summary["cross_table"]["heuristic"]["random"] is None
+    assert summary["result_levels"] == ["oin", "mars"]
+    assert not (tmp_path / "g" / tm.MATCH_DIR).exists()          # .mat files are for backgammon
+
+
+def test_elo_fit_is_the_maximum_likelihood_with_one_virtual_draw():
+    elo, cov = tm.fit_elo(2, [(0, 1)], [30], [40])
+    p = 30.5 / 41
+    assert elo[0] - elo[1] == pytest.approx(400 * math.log10(p / (1 - p)))
+    assert elo.sum() == pytest.approx(0)
+    # Wald: variance of the difference = 1 / (n p (1 - p)) logits^2, split evenly (mean 0).
+    sd_diff = math.sqrt(1 / (41 * p * (1 - p))) * 400 / math.log(10)
+    assert math.sqrt(cov[0, 0]) == pytest.approx(sd_diff / 2)
+    sweep, _ = tm.fit_elo(3, [(0, 1), (1, 2), (0, 2)], [20, 20, 20], [20, 20, 20])
+    assert np.isfinite(sweep).all() and sweep[0] > sweep[1] > sweep[2]
+
+
+def test_picture_needs_matplotlib(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    run(tmp_path, "with", games=2, chunk=1)
+    assert (tmp_path / "with" / tm.PICTURE).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    _, lines = run(tmp_path, "without", games=2, chunk=1)
+    assert not (tmp_path / "without" / tm.PICTURE).exists()
+    assert any(x.startswith("no picture: matplotlib is not installed") for x in lines)
+
+
+def test_default_agents_are_the_shipped_checkpoint_and_the_baselines(tmp_path, monkeypatch):
+    ckpt = tmp_path / "checkpoints" / "backgammon" / "net" / "checkpoint.pt"
+    ckpt.parent.mkdir(parents=True)
+    ckpt.write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(AGENTS, "pubeval", lambda arg, variant: None)
+    assert tm.default_agents("backgammon", roots=[tmp_path]) == [
+        "td:checkpoints/backgammon/net/checkpoint.pt", "pubeval", "heuristic", "random"]
+    assert tm.default_agents("long", roots=[tmp_path]) == ["heuristic", "random"]
+    monkeypatch.delitem(AGENTS, "pubeval")
+    assert tm.default_agents("short_caucasian", roots=[tmp_path]) == ["heuristic", "random"]
+
+
+def one_line_error(capsys, argv, *words):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("nardy: error: "), err
+    for w in words:
+        assert w in err[0], (w, err[0])
+
+
+def test_errors_name_the_problem(tmp_path, capsys):
+    out = str(tmp_path / "t")
+    base = ["tournament", "--variant", "backgammon", "--games", "2", "--no-progress"]
+    one_line_error(capsys, base + ["--agents", "heuristic", "nobody", "--out", out], "unknown agent 'nobody'")
+    assert not (tmp_path / "t").exists()
+    one_line_error(capsys, ["tournament", "--variant", "backgamon", "--agents", "heuristic", "random"],
+                   "unknown variant 'backgamon'")
+    one_line_error(capsys, base + ["--agents", "random", "random"], "listed twice")
+    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--resume"], "--resume needs --out")
+    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume"], "holds no tournament")
+    assert main(base + ["--agents", "heuristic", "random", "--out", out]) == 0
+    capsys.readouterr()
+    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--out", out], "already holds a tournament")
+    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume", "--seed", "9"],
+                   "--seed 0, not 9")
+    one_line_error(capsys, base + ["--agents", "random", "heuristic", "--out", out, "--resume"],
+                   "--agents heuristic random, not random heuristic")
+    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume", "--variant", "long"],
+                   "--variant backgammon, not long")
+    assert main(["tournament", "--variant", "backgammon", "--out", out, "--resume", "--no-progress"]) == 0
+
+
+def test_the_command_prints_the_ranking_and_the_cross_table(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "nardy_ai.cli", "tournament", "--variant", "backgammon",
+                           "--agents", "heuristic", "random", "--games", "3", "--seed", "1",
+                           "--out", str(tmp_path / "t"), "--no-progress"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "--games 3 rounded up to 4" in proc.stdout
+    assert "Cross-table" in proc.stdout and "Elo" in proc.stdout
+    assert json.loads((tmp_path / "t" / tm.SUMMARY_JSON).read_text())["games_per_pairing"] == 4
