@@ -144,3 +144,91 @@ def format_train(rows: list[dict]) -> str:
                      f"over {r['seconds']:.0f} s; peak RSS {r['peak_rss_mib']:.0f} MiB")
         lines.append("  time: " + ", ".join(f"{k} {100 * f:.0f}%" for k, f in r["profile"].items()))
     return "\n".join(lines)
+
+
+def bench_agents(variant="backgammon", checkpoint: str | None = None, hidden=(80,),
+                 games: int = 512, threads: int = 1, repeats: int = 3, seed: int = 0) -> dict:
+    """Speed of the neural agents, ``threads`` torch threads: 0-ply evaluations/s (afterstates
+    through the net), decisions/s at 0, 1 and 2 plies (positions decided per second, batched,
+    positions from the net's own 0-ply games with fresh dice), and games/s of neural 0-ply
+    against itself with ``games`` games in lockstep; also gnubg 0-ply against itself when
+    gnubg is installed.  Rates are per CPU second of this process (best of ``repeats``; on
+    one thread: per core), games also per wall second.  The net is ``checkpoint``'s, else an
+    untrained MLP of ``hidden`` units."""
+    import torch
+
+    from .agents.neural import NeuralAgent
+    from .errors import UnknownAgent
+    from .game import play_games, replay
+    from .model import NeuralEvaluator, load_evaluator
+
+    torch.set_num_threads(threads)
+    v = get_variant(variant)
+    if checkpoint:
+        ev, net = load_evaluator(checkpoint, v, device="cpu"), checkpoint
+    else:
+        ev = NeuralEvaluator.create(v, hidden=hidden, seed=seed, device="cpu")
+        net = f"untrained MLP {list(hidden)}"
+    players = (NeuralAgent(ev, name="a"), NeuralAgent(ev, name="b"))
+
+    def match(agents, n: int, record: bool = False):
+        t0, c0 = time.perf_counter(), time.process_time()
+        recs = play_games(v, agents, n, seed=seed, record=record)
+        return n / max(time.process_time() - c0, 1e-9), n / (time.perf_counter() - t0), recs
+
+    games_cpu, games_wall, _ = match(players, games)
+    pool = np.concatenate([h[:-1] for h in replay(match(players, 64, record=True)[2])])
+    rng = np.random.default_rng(seed + 1)
+
+    def best_cpu_seconds(fn) -> float:
+        fn()
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.process_time()
+            fn()
+            best = min(best, time.process_time() - t0)
+        return max(best, 1e-9)
+
+    def sample(n: int):
+        idx = rng.choice(len(pool), n, replace=False)
+        return generate(pool[idx], rng.integers(1, 7, (n, 2)), v)
+
+    after = sample(1024)
+    evals = len(after) / best_cpu_seconds(lambda: ev.probabilities(after.boards))
+    decisions = {}
+    for plies, batch in ((0, 1024), (1, 128), (2, 32)):
+        agent, after = NeuralAgent(ev, plies=plies), sample(batch)
+        decisions[plies] = batch / best_cpu_seconds(lambda: agent.choose(after, v, rng))
+    gnubg = None
+    try:
+        from .agents.gnubg_agent import GnubgAgent
+        pair = (GnubgAgent(0), GnubgAgent(0))
+        pair[1].name = "gnubg:0ply (b)"
+        gnubg = match(pair, min(games, 200))[0]
+    except UnknownAgent:
+        pass
+    return {"variant": v.id, "net": net, "torch_threads": torch.get_num_threads(),
+            "evaluations_per_s": evals,
+            "decisions_per_s": {f"{p}ply": d for p, d in decisions.items()},
+            "games": games, "games_per_s": games_cpu, "games_per_s_wall": games_wall,
+            "gnubg_games_per_s": gnubg}
+
+
+def format_agents(r: dict) -> str:
+    """The lines ``nardy bench agents`` prints."""
+    d = r["decisions_per_s"]
+    lines = [f"machine: {machine_description()}",
+             f"{r['variant']}: neural agents on {r['net']}, {r['torch_threads']} torch thread(s); "
+             f"rates per CPU second (best of repeats)",
+             f"  0-ply evaluations:   {r['evaluations_per_s']:>12,.0f} afterstates/s",
+             f"  decisions, 0-ply:    {d['0ply']:>12,.1f} positions/s (batch 1024)",
+             f"  decisions, 1-ply:    {d['1ply']:>12,.1f} positions/s (batch 128)",
+             f"  decisions, 2-ply:    {d['2ply']:>12,.1f} positions/s (batch 32)",
+             f"  neural 0-ply vs neural 0-ply: {r['games_per_s']:,.1f} games/s "
+             f"({r['games_per_s_wall']:,.1f} games/s wall), {r['games']} games in lockstep"]
+    if r["gnubg_games_per_s"] is not None:
+        lines.append(f"  gnubg 0-ply vs gnubg 0-ply (through this platform's adapter): "
+                     f"{r['gnubg_games_per_s']:,.1f} games/s")
+    else:
+        lines.append("  gnubg 0-ply vs gnubg 0-ply: gnubg not installed (pip install 'nardy-ai[gnubg]')")
+    return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""The gnubg agent (nardy_ai/agents/gnubg_agent.py): the message when the optional package is
+missing, spec errors and the board mapping (always); real play only where gnubg is installed."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from nardy_ai.agents import gnubg_agent, make_agent
+from nardy_ai.agents.gnubg_agent import gnubg_boards
+from nardy_ai.board import BAR, OFF, OPP_BAR, OPP_OFF, flip, start_board
+from nardy_ai.errors import UnknownAgent
+from nardy_ai.formats import position_id
+from nardy_ai.game import play_games, summarize
+from nardy_ai.movegen import generate
+from nardy_ai.variants import get_variant
+
+BG = get_variant("backgammon")
+START_SIDE = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0]
+
+
+def _board(points, bar=0, opp_bar=0, off=0, opp_off=0):
+    b = np.zeros(28, np.int8)
+    for p, n in points.items():
+        b[p - 1] = n
+    b[BAR], b[OPP_BAR], b[OFF], b[OPP_OFF] = bar, opp_bar, off, opp_off
+    return b
+
+
+def test_missing_package_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gnubg", None)        # makes `import gnubg` fail
+    monkeypatch.setattr(gnubg_agent, "_engine", None)
+    with pytest.raises(UnknownAgent, match=r"pip install 'nardy-ai\[gnubg\]'"):
+        make_agent("gnubg:0ply", "backgammon")
+
+
+def test_spec_errors_need_no_package():
+    with pytest.raises(UnknownAgent, match="gnubg:0ply, gnubg:1ply or gnubg:2ply"):
+        make_agent("gnubg:3ply", "backgammon")
+    with pytest.raises(UnknownAgent, match="not long"):
+        make_agent("gnubg:0ply", "long")
+    with pytest.raises(UnknownAgent, match="not short_trictrac"):
+        make_agent("gnubg", "short_trictrac")
+
+
+def test_board_mapping_sides_and_bars():
+    g = gnubg_boards(start_board(BG)[None], BG)[0]
+    assert g[0].tolist() == START_SIDE and g[1].tolist() == START_SIDE
+    # Our afterstate: we have a checker on the bar and one on our 24; the opponent, who rolls
+    # next, has one on its bar and a blot on our 3 point (its 22 point).
+    b = _board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)
+    us, them = gnubg_boards(b[None], BG)[0]
+    assert us[23] == 1 and us[24] == 1 and us[5] == 13 and us.sum() == 15
+    assert them[21] == 1 and them[24] == 1 and them[12] == 13 and them.sum() == 15
+
+
+def test_board_mapping_matches_gnubg_position_ids():
+    gnubg = pytest.importorskip("gnubg")
+    rng = np.random.default_rng(0)
+    boards = generate(np.repeat(start_board(BG)[None], 6, 0), rng.integers(1, 7, (6, 2)), BG).boards
+    boards = np.concatenate([boards, _board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)[None]])
+    for b, (us, them) in zip(boards, gnubg_boards(boards, BG)):
+        # gnubg's ID of (not on roll, on roll) is ours of the position with the opponent on roll.
+        assert gnubg.positionid((tuple(us.tolist()), tuple(them.tolist()))) == position_id(flip(b, BG), BG)
+
+
+def test_plays_the_classic_opening_and_legal_games():
+    pytest.importorskip("gnubg")
+    agent = make_agent("gnubg:0ply", "backgammon")
+    after = generate(start_board(BG)[None], np.array([[3, 1]]), BG, notation=True)
+    assert after.notation(agent.choose(after, BG, np.random.default_rng(0))) == ["8/5 6/5"]
+    pubeval = make_agent("pubeval", "backgammon")
+    recs = play_games(BG, (agent, pubeval), 20, seed=5) + play_games(BG, (pubeval, agent), 20, seed=6)
+    assert summarize(recs, agent="gnubg:0ply")["win_rate"] > 0.5
+
+
+def test_deeper_plies_choose_legal_rows():
+    pytest.importorskip("gnubg")
+    rng = np.random.default_rng(3)
+    boards = np.stack([start_board(BG), flip(_board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1), BG),
+                       _board({1: 2, 2: 1, 20: -2, 24: -3}, off=12, opp_off=10)])
+    after = generate(boards, rng.integers(1, 7, (3, 2)), BG)
+    for spec in ("gnubg:1ply", "gnubg:2ply"):
+        picks = make_agent(spec, "backgammon").choose(after, BG, rng)
+        assert ((picks >= after.offsets[:-1]) & (picks < after.offsets[1:])).all()
+
+
+def test_our_search_over_gnubg_0ply_equals_gnubg_1ply_and_2ply():
+    """An independent check of nardy_ai.search and of the board mapping: expectimax over
+    gnubg's own 0-ply evaluation reproduces gnubg's 1- and 2-ply evaluations."""
+    gnubg = pytest.importorskip("gnubg")
+    from nardy_ai.model import equity, flip_outcomes, outcome_targets
+    from nardy_ai.search import Evaluation, afterstate_values
+
+    gnubg_agent.load_gnubg()
+    cube = gnubg.cubeinfo(1, -1, 1, 0, (0, 0), 0)
+
+    def probabilities(boards, plies=0):
+        ctx = gnubg.evalcontext(0, plies, 1, 0, 0.0)
+        on_roll = [gnubg.evaluate((tuple(us), tuple(them)), cube, ctx)[:5]
+                   for us, them in gnubg_boards(boards, BG).tolist()]
+        return flip_outcomes(np.array(on_roll, float), BG)        # for the side that just moved
+
+    ev = Evaluation(BG, 5, probabilities, lambda p: flip_outcomes(p, BG), lambda p: equity(p, BG),
+                    lambda levels: outcome_targets(levels, BG))
+    after = generate(start_board(BG)[None], np.array([[3, 1]]), BG).boards
+    assert afterstate_values(after[:3], ev, 1) == pytest.approx(probabilities(after[:3], 1), abs=1e-6)
+    assert afterstate_values(after[:1], ev, 2) == pytest.approx(probabilities(after[:1], 2), abs=1e-6)
