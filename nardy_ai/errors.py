@@ -36,3 +36,8 @@ class FormatError(NardyError):
 
 class EngineError(NardyError):
     """An external engine process (``ext:`` agent) that died, went silent or broke the protocol."""
+
+
+class IllegalCubeAction(NardyError):
+    """A cube or dave action the stakes rules do not allow (CUBE-1, CUBE-D, BG-B, BG-M); the
+    message names the rule id."""

@@ -43,7 +43,9 @@ class Variant:
         COM-7: ``"opening_roll"`` (first mover plays the two numbers of the lot),
         ``"lot_then_roll"`` (winner of the lot rolls both dice), ``"white_first"`` (BG-TT).
     stakes
-        ``"none"``, ``"cube"`` (CUBE-1) or ``"dave"`` (CUBE-D).
+        ``"none"``, ``"cube"`` (CUBE-1) or ``"dave"`` (CUBE-D); ``dave_progression`` is
+        ``"geometric"`` or ``"arithmetic"`` (CUBE-D).  Games are played with stakes only when
+        the runner is asked to (``play_games(..., stakes=...)``, :mod:`nardy_ai.cube`).
     """
 
     id: str
@@ -58,6 +60,7 @@ class Variant:
     murphy_cap: int = 0             # BG-M: automatic doubles per game (0 = off)
     beaver: bool = False            # BG-B
     koks: bool = False              # LN-7 setting: a third result level in long nardy
+    dave_progression: str = "geometric"   # CUBE-D: stakes 1, 2, 4, 8 ... or 1, 2, 3, 4 ...
 
     @property
     def is_long(self) -> bool:
@@ -109,8 +112,10 @@ OPTIONS: dict[str, tuple[type, tuple[str, ...], str]] = {
     "beaver": (bool, ("short",), "BG-B"),
     "koks": (bool, ("long",), "LN-7"),
     "stakes": (str, ("short", "long"), "CUBE-1/CUBE-D"),
+    "dave_progression": (str, ("short", "long"), "CUBE-D"),
 }
 STAKES = ("none", "cube", "dave")
+DAVE_PROGRESSIONS = ("geometric", "arithmetic")
 
 
 def get_variant(variant: str | Variant) -> Variant:
@@ -144,6 +149,9 @@ def with_options(variant: str | Variant, **options) -> Variant:
             raise UnknownOption(f"option murphy_cap (BG-M) must be >= 0, got {value}")
         if name == "stakes" and value not in STAKES:
             raise UnknownOption(f"option stakes must be one of {', '.join(STAKES)}, got {value!r}")
+        if name == "dave_progression" and value not in DAVE_PROGRESSIONS:
+            raise UnknownOption(f"option dave_progression (CUBE-D) must be one of "
+                                f"{', '.join(DAVE_PROGRESSIONS)}, got {value!r}")
         if name == "koks" and value and v.stakes == "dave":
             raise UnknownOption("option koks (LN-7) does not exist with dave (LN-8)")
         changes[name] = value

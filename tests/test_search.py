@@ -15,7 +15,7 @@ from nardy_ai.game import play_games, result_levels
 from nardy_ai.model import NeuralEvaluator, equity, flip_outcomes, outcome_targets, save_checkpoint
 from nardy_ai.movegen import generate
 from nardy_ai.search import (MoveFilter, afterstate_values, best_afterstates, equity_evaluation,
-                             filter_candidates, neural_evaluation, search_equity, search_values)
+                             filter_candidates, neural_evaluation, search_equity)
 from nardy_ai.variants import get_variant
 
 V = get_variant("backgammon")
