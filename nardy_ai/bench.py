@@ -7,16 +7,18 @@ this process, best of several repetitions), and the peak memory that one call al
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
 import tracemalloc
+from dataclasses import dataclass
 
 import numpy as np
 
 from .board import OFF, flip, start_board
 from .movegen import generate
-from .variants import get_variant
+from .variants import Variant, get_variant
 
 
 def machine_description() -> str:
@@ -231,4 +233,208 @@ def format_agents(r: dict) -> str:
                      f"{r['gnubg_games_per_s']:,.1f} games/s")
     else:
         lines.append("  gnubg 0-ply vs gnubg 0-ply: gnubg not installed (pip install 'nardy-ai[gnubg]')")
+    return "\n".join(lines)
+
+
+# --- nardy bench evaluators ------------------------------------------------------------------
+#
+# A fixed, versioned set of positions with dice per variant (nardy_ai/data/
+# evaluator_positions_<variant>_v<N>.jsonl): a header line naming how the positions were drawn
+# and the reference that valued them, then one POSITIONS.md position per line with "dice" and
+# "afterstates": every legal afterstate as [play notation, reference equity (points per game,
+# cubeless, for the side that moved)].  Agents choose a play on every position and each choice
+# is judged by the reference: equity lost against the reference's best play.
+
+#: The version of the shipped position sets read by default.
+EVALUATOR_SET_VERSION = 1
+#: A choice losing more than this (points per game) is a blunder (gnubg's "very bad" mark).
+BLUNDER = 0.08
+
+
+@dataclass
+class PositionSet:
+    """A loaded position set: ``positions`` ``(N, 28)`` int8 (mover on roll), ``dice``
+    ``(N, 2)``, and per position the stored ``plays`` (notation) with their reference
+    ``equities`` (points per game)."""
+
+    variant: Variant
+    header: dict
+    positions: np.ndarray
+    dice: np.ndarray
+    plays: list[list[str]]
+    equities: list[np.ndarray]
+
+
+def evaluator_positions_path(variant, version: int = EVALUATOR_SET_VERSION) -> str:
+    """The shipped position set of a variant (package data)."""
+    from importlib.resources import files
+    return str(files("nardy_ai") / "data" / f"evaluator_positions_{get_variant(variant).id}_v{version}.jsonl")
+
+
+def load_evaluator_positions(variant, path: str | None = None) -> PositionSet:
+    """Read a position set (default: the shipped one of ``variant``)."""
+    from .board import board_from_json
+    from .errors import FormatError
+    v = get_variant(variant)
+    path = path or evaluator_positions_path(v)
+    if not os.path.exists(path):
+        raise FormatError(f"no evaluator position set for {v.id}: {path} is missing")
+    with open(path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    if not lines or "header" not in lines[0]:
+        raise FormatError(f"{path}: the first line must be the set's header")
+    header = lines[0]["header"]
+    boards, dice, plays, eqs = [], [], [], []
+    for obj in lines[1:]:
+        _, board, d, _ = board_from_json(obj, v)
+        boards.append(board)
+        dice.append(d)
+        plays.append([p for p, _ in obj["afterstates"]])
+        eqs.append(np.array([e for _, e in obj["afterstates"]], float))
+    return PositionSet(v, header, np.array(boards, np.int8), np.array(dice, np.int64), plays, eqs)
+
+
+def strong_play_positions(agent, variant, n: int, seed: int = 0, games: int = 64, every: int = 3,
+                          max_plies: int = 240) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` positions with dice ``((n, 28), (n, 2))`` from ``agent``'s self-play: ``games``
+    games in lockstep (finished games restart), every ``every``-th ply from the second on,
+    keeping only positions with at least 2 legal plays; drawn without replacement by ``seed``."""
+    v = get_variant(variant)
+    rng = np.random.default_rng(seed)
+    start = start_board(v)
+    boards = np.repeat(start[None], games, axis=0)
+    pool_b, pool_d = [], []
+    for ply in range(max_plies):
+        dice = rng.integers(1, 7, (games, 2))
+        after = generate(boards, dice, v)
+        if ply % every == 1:
+            keep = after.counts() >= 2
+            pool_b.append(boards[keep])
+            pool_d.append(dice[keep])
+        chosen = after.boards[agent.choose(after, v, rng)]
+        chosen[chosen[:, OFF] == 15] = start
+        boards = flip(chosen, v)
+    pool_b, pool_d = np.concatenate(pool_b), np.concatenate(pool_d)
+    idx = np.sort(rng.choice(len(pool_b), n, replace=False))
+    return pool_b[idx], pool_d[idx]
+
+
+def afterstate_equities(agent, boards: np.ndarray, variant) -> np.ndarray:
+    """The reference equity ``(M,)`` (points per game, for the side that moved) of afterstates
+    by an agent that can value them: gnubg at its depth, neural agents at theirs."""
+    from .agents.gnubg_agent import GnubgAgent
+    from .errors import UnknownAgent
+    v = get_variant(variant)
+    if isinstance(agent, GnubgAgent):
+        return agent.equities(boards, v, agent.plies)
+    eq = agent.equity(boards, v)
+    if eq is None:
+        raise UnknownAgent(f"{agent.name} cannot value afterstates; a reference must "
+                           f"(td:PATH[@Nply] or gnubg:Nply)")
+    return np.asarray(eq, float)
+
+
+def build_evaluator_positions(variant, source: str, reference: str, path: str, n: int = 300,
+                              seed: int = 0, version: int = EVALUATOR_SET_VERSION,
+                              **header_extra) -> None:
+    """Write a position set: ``n`` positions from ``source``'s self-play (an agent spec),
+    every legal afterstate valued by ``reference`` (an agent spec; gnubg or neural).
+    ``header_extra`` (e.g. ``reference_settings``, ``notes``) goes into the header line."""
+    import datetime
+
+    from .agents import make_agent
+    from .board import board_to_json
+    v = get_variant(variant)
+    boards, dice = strong_play_positions(make_agent(source, v), v, n, seed)
+    after = generate(boards, dice, v, notation=True)
+    t0 = time.perf_counter()
+    eq = afterstate_equities(make_agent(reference, v), after.boards, v)
+    header = {"set": "evaluator_positions", "variant": v.id, "version": version,
+              "variant_version": v.version, "positions": n,
+              "afterstates": len(after), "source": source, "seed": seed,
+              "sampling": "self-play, 64 games in lockstep, every 3rd ply from the 2nd, "
+                          "positions with at least 2 legal plays, drawn without replacement",
+              "reference": reference, "reference_seconds": round(time.perf_counter() - t0, 1),
+              "date": datetime.date.today().isoformat(), **header_extra}
+    with open(path, "w") as f:
+        f.write(json.dumps({"header": header}) + "\n")
+        for i in range(n):
+            lo, hi = after.offsets[i], after.offsets[i + 1]
+            rows = [[after.plays[r], round(float(eq[r]), 5)] for r in range(lo, hi)]
+            f.write(json.dumps(board_to_json(boards[i], v, dice=[int(x) for x in dice[i]],
+                                             afterstates=rows)) + "\n")
+
+
+def reference_rows(pset: PositionSet, after) -> np.ndarray:
+    """The stored reference equity of every row of ``after`` (generated with notation from
+    the set's positions and dice), ``(M,)``; :class:`FormatError` when they disagree."""
+    from .errors import FormatError
+    eq = np.empty(len(after))
+    for i, (plays, values) in enumerate(zip(pset.plays, pset.equities)):
+        lo, hi = after.offsets[i], after.offsets[i + 1]
+        stored = dict(zip(plays, values))
+        if hi - lo != len(stored):
+            raise FormatError(f"position {i}: {hi - lo} legal plays but {len(stored)} stored")
+        for r in range(lo, hi):
+            if after.plays[r] not in stored:
+                raise FormatError(f"position {i}: legal play {after.plays[r]} is not in the set")
+            eq[r] = stored[after.plays[r]]
+    return eq
+
+
+def bench_evaluators(variant, agents, reference: str | None = None, seed: int = 0,
+                     path: str | None = None) -> dict:
+    """Judge ``agents`` (specs or :class:`~nardy_ai.agents.base.Agent` objects) on the
+    position set: each chooses on all positions in one batched call.  Per agent: ``loss_mp``
+    (mean equity lost per decision, milli-points), ``blunder_rate`` (share of losses >
+    :data:`BLUNDER`), ``agreement`` (share choosing the reference's best play) and
+    ``decisions_per_s`` (wall time of the call).  ``reference`` (an agent spec) recomputes the
+    reference instead of using the stored one."""
+    from .agents import make_agent
+    from .agents.base import segment_ids
+    from .errors import IllegalPlay
+    v = get_variant(variant)
+    pset = load_evaluator_positions(v, path)
+    after = generate(pset.positions, pset.dice, v, notation=True)
+    if reference:
+        ref_name = reference
+        ref = afterstate_equities(make_agent(reference, v), after.boards, v)
+    else:
+        ref_name = pset.header["reference"]
+        ref = reference_rows(pset, after)
+    best = np.maximum.reduceat(ref, after.offsets[:-1])
+    seg = segment_ids(after.offsets)
+    rows = []
+    for spec in agents:
+        agent = make_agent(spec, v) if isinstance(spec, str) else spec
+        rng = np.random.default_rng(seed)            # the same for every agent: order-free
+        t0 = time.perf_counter()
+        chosen = np.asarray(agent.choose(after, v, rng))
+        wall = max(time.perf_counter() - t0, 1e-9)
+        if np.any(seg[chosen] != np.arange(len(chosen))):
+            raise IllegalPlay(f"{agent.name} chose a row outside its position")
+        loss = best - ref[chosen]
+        rows.append({"agent": spec if isinstance(spec, str) else agent.name,
+                     "loss_mp": 1000 * float(loss.mean()),
+                     "blunder_rate": float((loss > BLUNDER).mean()),
+                     "agreement": float((loss <= 1e-9).mean()),
+                     "decisions_per_s": len(chosen) / wall})
+    return {"variant": v.id, "set_version": pset.header["version"], "positions": len(pset.positions),
+            "afterstates": len(after), "reference": ref_name, "stored_reference": not reference,
+            "machine": machine_description(), "agents": rows}
+
+
+def format_evaluators(r: dict) -> str:
+    """The table ``nardy bench evaluators`` prints."""
+    src = "stored" if r["stored_reference"] else "recomputed"
+    lines = [f"machine: {r['machine']}",
+             f"{r['variant']}: evaluator position set v{r['set_version']}, {r['positions']} positions "
+             f"({r['afterstates']} afterstates); reference {r['reference']} ({src})",
+             f"{'agent':<44}{'loss (mp/decision)':>20}{'blunders (>0.08)':>18}"
+             f"{'agrees':>9}{'decisions/s':>13}"]
+    for a in r["agents"]:
+        lines.append(f"{a['agent']:<44}{a['loss_mp']:>20.1f}{100 * a['blunder_rate']:>17.1f}%"
+                     f"{100 * a['agreement']:>8.1f}%{a['decisions_per_s']:>13,.0f}")
+    lines.append("loss: mean equity lost per decision against the reference's best play, "
+                 "x1000 (milli-points per game, cubeless)")
     return "\n".join(lines)
