@@ -159,10 +159,10 @@ def cmd_play(args) -> int:
         raise NardyError("--games must be at least 1")
     # Seats alternate: the first half with A as white, the second with B as white.
     first = (args.games + 1) // 2
-    records = play_games(v, (a, b), first, seed=args.seed, record=bool(args.jsonl))
+    records = play_games(v, (a, b), first, seed=args.seed, record=bool(args.jsonl), stakes=args.stakes)
     if args.games - first:
         records += play_games(v, (b, a), args.games - first, seed=args.seed + 1,
-                              record=bool(args.jsonl))
+                              record=bool(args.jsonl), stakes=args.stakes)
     if args.jsonl:
         write_jsonl(records, args.jsonl)
     s = summarize(records)
@@ -217,6 +217,12 @@ def cmd_bench(args) -> int:
             row = bench.bench_agents(get_variant(name), args.checkpoint, hidden, args.games,
                                      repeats=args.repeats)
             print(json.dumps(row) if args.json else bench.format_agents(row))
+    elif args.what == "evaluators":
+        for name in args.variant or ["backgammon"]:
+            v = get_variant(name)
+            specs = args.agents or ["random", "heuristic"] + ([] if v.is_long else ["pubeval"])
+            row = bench.bench_evaluators(v, specs, args.reference, args.seed or 0, args.positions)
+            print(json.dumps(row) if args.json else bench.format_evaluators(row))
     return 0
 
 
@@ -273,7 +279,8 @@ def cmd_tournament(args) -> int:
         if not args.out:
             raise NardyError("--resume needs --out DIR, the folder of the tournament to continue")
         out = args.out
-        config = tm.resume_config(out, args.variant, args.agents, args.games, args.seed, args.gauntlet, args.chunk)
+        config = tm.resume_config(out, args.variant, args.agents, args.games, args.seed, args.gauntlet, args.chunk,
+                                  args.stakes)
     else:
         agents = args.agents or tm.default_agents(v)
         games = tm.even_games(tm.DEFAULT_GAMES if args.games is None else args.games)
@@ -281,7 +288,8 @@ def cmd_tournament(args) -> int:
             print(f"--games {args.games} rounded up to {games}: games are played in duplicate-dice pairs")
         out = args.out or os.path.join("tournaments", f"{v.id}-{time.strftime('%Y%m%d-%H%M%S')}")
         config = tm.TournamentConfig(args.variant, tuple(agents), games, 0 if args.seed is None else args.seed,
-                                     bool(args.gauntlet), tm.DEFAULT_CHUNK if args.chunk is None else args.chunk)
+                                     bool(args.gauntlet), tm.DEFAULT_CHUNK if args.chunk is None else args.chunk,
+                                     args.stakes or "none")
     try:
         tm.run_tournament(config, out, resume=args.resume, jobs=args.jobs, progress=not args.no_progress)
     except KeyboardInterrupt:
@@ -323,10 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--jsonl", help="append every game record to this JSON-lines file")
     g.add_argument("--json", action="store_true", help="print the summary as JSON")
+    g.add_argument("--stakes", choices=("none", "cube", "dave-geometric", "dave-arithmetic"),
+                   help="play for stakes (CUBE-1 / CUBE-D); points per game include the stake")
     g.set_defaults(func=cmd_play)
 
     b = sub.add_parser("bench", help="benchmarks (figures with units and the machine)")
-    b.add_argument("what", choices=["movegen", "train", "agents"])
+    b.add_argument("what", choices=["movegen", "train", "agents", "evaluators"])
     b.add_argument("--variant", action="append",
                    help="variant (repeatable; default: backgammon and long for movegen, backgammon for train)")
     b.add_argument("--batch-sizes", default="64,1024,8192", help="movegen: batch sizes")
@@ -336,6 +346,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--checkpoint", help="agents: the net to time (default: an untrained MLP of --hidden)")
     b.add_argument("--games", type=int, default=512, help="agents: games in lockstep for games/s")
     b.add_argument("--repeats", type=int, default=5)
+    b.add_argument("--agents", nargs="+", help="evaluators: agent specs to judge (default: random, "
+                   "heuristic, and pubeval on backgammon-family variants)")
+    b.add_argument("--reference", help="evaluators: recompute the reference with this agent spec "
+                   "(td:PATH[@Nply], gnubg:Nply) instead of the stored one")
+    b.add_argument("--positions", help="evaluators: a position set file (default: the shipped one)")
+    b.add_argument("--seed", type=int, help="evaluators: seed of the agents' tie-breaking (default 0)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 
@@ -364,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the first agent against each of the others (default: round robin)")
     tn.add_argument("--chunk", type=int, help="duplicate pairs played in lockstep per task (default 100)")
     tn.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tn.add_argument("--stakes", choices=("none", "cube", "dave-geometric", "dave-arithmetic"),
+                    help="play for stakes: the doubling cube (CUBE-1 with the variant's jacoby, beaver, "
+                         "murphy_cap options) or dave (CUBE-D, LN-8); default none (stake 1)")
     tn.set_defaults(func=cmd_tournament)
 
     sv = sub.add_parser("serve", help="answer agent-protocol JSON lines on stdin/stdout (POSITIONS.md)")

@@ -11,6 +11,11 @@ separate stream spawned from it, so an agent's choices never shift the dice.  Ev
 is drawn for *every* game of the batch (finished or not), so the dice of game ``i`` at ply
 ``k`` depend only on the seed, the batch size and the opening lots, not on how the games went.
 
+Stakes.  With ``stakes`` (cube or dave) a cube stage runs before each roll: the player on roll
+with access is asked ``double``, the opponent ``take`` (and ``beaver`` with BG-B), one agent call
+per seat and question for all the games of the batch; a pass ends the game at the current
+stake.  The cube never draws from either random stream, so the dice stay those of the seed.
+
 Records.  A :class:`GameRecord` is one JSON line (:meth:`GameRecord.to_json`);
 :func:`write_jsonl` only appends, so records already written are never lost.
 :func:`replay` re-plays records against the move generator.
@@ -28,6 +33,8 @@ import numpy as np
 
 from .agents.base import Agent, subset
 from .board import OFF, OPP_BAR, OPP_OFF, flip, start_board
+from .cube import CENTRE, CubeState, apply as cube_apply, game_points, new_state, next_stake, \
+    stakes_name, stakes_variant
 from .errors import FormatError, IllegalPlay, NardyError, UnknownVariant
 from .movegen import generate
 from .variants import Variant, get_variant, variant_options, with_options
@@ -82,9 +89,10 @@ def result_levels(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
 def result_points(board_after_winning_play: np.ndarray, variant: str | Variant) -> tuple[int, int]:
     """``(level, points)`` won by the side that just bore off its last checker (COM-6).
 
-    ``points = variant.scoring[level - 1]`` times a stake of 1 (the cube and dave come with the
-    stakes module).  Because no cube is ever turned here, the Jacoby option (BG-J) scores every
-    game as 1 point while ``level`` still reports the gammon or backgammon.
+    ``points = variant.scoring[level - 1]`` times a stake of 1: a cubeless game (games with
+    stakes are scored by :func:`nardy_ai.cube.game_points`).  Because no cube is ever turned
+    here, the Jacoby option (BG-J) scores every game as 1 point while ``level`` still reports
+    the gammon or backgammon.
     """
     v = get_variant(variant)
     b = np.asarray(board_after_winning_play)
@@ -115,6 +123,13 @@ class GameRecord:
     ``opening`` holds the lot rolls of COM-7 as ``[white's die, black's die]`` (ties re-rolled;
     empty when white always starts, BG-TT); ``first`` is the player who moved first.
     ``turns`` is empty when the game was played with ``record=False``.
+
+    Games with stakes also carry ``stakes`` (``"cube"``, ``"dave-geometric"``,
+    ``"dave-arithmetic"``; cubeless games: ``"none"``, and their JSON line omits these four
+    fields), the final ``stake``, ``passed`` (a refused raise ended the game; ``level`` is then
+    1 and ``points`` the stake) and ``cube``: ``[ply, player, action, stake after it]`` per
+    action (``double`` gives the stake before the raise; ``auto`` has player -1, BG-M).
+    ``points`` are always the points of the game, stake included.
     """
     variant: str
     variant_version: str
@@ -130,6 +145,10 @@ class GameRecord:
     options: dict = field(default_factory=dict)
     opening: list[tuple[int, int]] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
+    stakes: str = "none"
+    stake: int = 1
+    passed: bool = False
+    cube: list = field(default_factory=list)
 
     def rules(self) -> Variant:
         """The variant the game was played under; refuses a record of another rules version."""
@@ -144,6 +163,9 @@ class GameRecord:
         d = asdict(self)
         d["opening"] = [list(r) for r in self.opening]
         d["turns"] = [[t.player, list(t.dice), t.play] for t in self.turns]
+        if self.stakes == "none":                     # cubeless records keep their old form
+            for k in ("stakes", "stake", "passed", "cube"):
+                del d[k]
         return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -202,15 +224,22 @@ def _opening_lots(rng: np.random.Generator, n: int):
 
 
 def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int, seed: int,
-               record: bool = True, max_plies: int = 5000) -> list[GameRecord]:
+               record: bool = True, max_plies: int = 5000, stakes: str | None = None) -> list[GameRecord]:
     """Play ``n_games`` games in lockstep, ``agents[0]`` as white (player 0) in every game.
 
     Seat alternation is the caller's: play a second batch with the agents swapped.  Returns
     one :class:`GameRecord` per game, in game order; with ``record=False`` the records carry
     no turns or lot rolls (and no notation is computed).  Raises :class:`GameTooLong` when a
     game has not ended after ``max_plies`` plies.
+
+    ``stakes`` (:data:`nardy_ai.cube.PLAY_STAKES`): None or ``"none"`` plays cubeless at
+    stake 1, as the platform always did (training and benchmarks rely on it, whatever the
+    variant's own ``stakes`` field says); ``"cube"`` (CUBE-1, with the variant's BG-J, BG-M
+    and BG-B options), ``"dave"`` (the variant's progression), ``"dave-geometric"`` or
+    ``"dave-arithmetic"`` (CUBE-D, LN-8) play for stakes (the cube stage: :class:`_Cubes`).
     """
-    v = get_variant(variant)
+    v = stakes_variant(variant, stakes)
+    staked = stakes not in (None, "none")
     n = int(n_games)
     dice_rng = np.random.default_rng(seed)
     agent_rng = dice_rng.spawn(1)[0]
@@ -230,6 +259,8 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
     plies = np.zeros(n, np.int64)
     scoring = np.asarray(v.scoring, np.int64)
     log = []
+    cube = _Cubes(n, v, lots) if staked else None
+    passed = np.zeros(n, bool)
     for ply in range(max_plies + 1):
         idx = np.flatnonzero(active)
         if not len(idx):
@@ -237,9 +268,17 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
         if ply == max_plies:
             raise GameTooLong(f"game {idx[0]} (seed {seed}, {v.id}) has no winner after "
                               f"max_plies={max_plies} plies (COM-6); {len(idx)} games unfinished")
-        roll = dice_rng.integers(1, 7, (n, 2))
+        roll = dice_rng.integers(1, 7, (n, 2))           # drawn for every game, cube or not
         if ply == 0 and v.opening == "opening_roll":
             roll = lot_dice                                  # COM-7: play the lot numbers
+        elif cube is not None:
+            ended = cube.stage(ply, idx, boards, turn, agents)
+            if len(ended):
+                winner[ended], level[ended], active[ended] = cube.winner[ended], 1, False
+                points[ended], passed[ended] = cube.value[ended], True
+                idx = np.flatnonzero(active)
+                if not len(idx):
+                    break
         dice = roll[idx]
         after = generate(boards[idx], dice, v)
         chosen = np.empty(len(idx), np.int64)
@@ -261,7 +300,10 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
             g = idx[won]
             lv = result_levels(new[won], v)
             winner[g], level[g], active[g] = turn[g], lv, False
-            points[g] = scoring[0] if v.jacoby else scoring[lv - 1]
+            if cube is None:
+                points[g] = scoring[0] if v.jacoby else scoring[lv - 1]
+            else:
+                points[g] = cube.points(g, lv)
         boards[idx] = flip(new, v)
         turn[idx] ^= 1
         plies[idx] += 1
@@ -276,9 +318,128 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
             for g, d in zip(games.tolist(), r.tolist()):
                 opening[g].append((d[0], d[1]))
     names = (agents[0].name, agents[1].name)
-    return [GameRecord(v.id, v.version, seed, g, names[0], names[1], int(first[g]),
+    recs = [GameRecord(v.id, v.version, seed, g, names[0], names[1], int(first[g]),
                        int(winner[g]), int(level[g]), int(points[g]), int(plies[g]),
                        variant_options(v), opening[g], turns[g]) for g in range(n)]
+    if cube is not None:
+        for g, r in enumerate(recs):
+            r.stakes, r.stake, r.passed = stakes_name(v, stakes), int(cube.value[g]), bool(passed[g])
+            r.cube = cube.history[g]
+    return recs
+
+
+#: Stakes are int64: no raise is offered from this stake on (CUBE-1 sets no limit; 2**61 is ours).
+MAX_STAKE = 2 ** 61
+
+
+class _Cubes:
+    """The cube or dave state of every game of a batch, as arrays (rules: :mod:`nardy_ai.cube`).
+
+    ``owner`` is :data:`~nardy_ai.cube.CENTRE` or the player with access; ``history[g]``
+    lists ``[ply, player, action, stake after it]`` (player -1 for automatic doubles, BG-M).
+    """
+
+    def __init__(self, n: int, v: Variant, lots):
+        self.v = v
+        self.value = np.ones(n, np.int64)
+        self.owner = np.full(n, CENTRE, np.int64)
+        self.turned = np.zeros(n, bool)
+        self.winner = np.zeros(n, np.int64)
+        self.history: list[list] = [[] for _ in range(n)]
+        if v.stakes == "cube" and v.murphy_cap and lots:
+            ties = np.zeros(n, np.int64)              # BG-M: equal lot dice, up to the cap
+            for games, r in lots:
+                ties[games] += r[:, 0] == r[:, 1]
+            for g in np.flatnonzero(ties):
+                for _ in range(min(int(ties[g]), v.murphy_cap)):
+                    self.value[g] *= 2
+                    self.history[g].append([0, -1, "auto", int(self.value[g])])
+
+    def _next(self, values):
+        return next_stake(values, self.v.dave_progression if self.v.stakes == "dave" else "geometric")
+
+    def _dicts(self, games: np.ndarray, viewer: np.ndarray, raised: bool = False) -> list[dict]:
+        out = []
+        for g, p in zip(games.tolist(), viewer.tolist()):
+            o = int(self.owner[g])
+            owner = "centre" if o == CENTRE else ("mover" if o == p else "opponent")
+            value = int(self.value[g])
+            out.append({"value": value, "owner": owner, "next": int(self._next(value)),
+                        "turned": bool(self.turned[g]), "stakes": self.v.stakes})
+        return out
+
+    def _ask(self, agent: Agent, op: str, boards: np.ndarray, cubes: list[dict], default: bool):
+        fn = getattr(agent, op, None)
+        if fn is None or not len(boards):
+            return np.full(len(boards), default)       # no cube logic: never doubles, always takes
+        out = np.asarray(fn(boards, cubes, self.v)[0], bool)
+        if out.shape != (len(boards),):
+            raise IllegalPlay(f"agent {agent.name!r} answered {op} for {out.shape} positions, "
+                              f"not {len(boards)}")
+        return out
+
+    def stage(self, ply: int, idx: np.ndarray, boards: np.ndarray, turn: np.ndarray,
+              agents: tuple[Agent, Agent]) -> np.ndarray:
+        """Before the roll of ``ply``: offers, takes, beavers and passes in the games ``idx``.
+        One agent call per seat and question.  Returns the games a pass ended."""
+        mover = turn[idx]
+        can = ((self.owner[idx] == CENTRE) | (self.owner[idx] == mover)) & (self.value[idx] < MAX_STAKE)
+        ended = []
+        for seat in (0, 1):
+            g = idx[can & (mover == seat)]
+            if not len(g):
+                continue
+            who = np.full(len(g), seat)
+            doubled = g[self._ask(agents[seat], "double", boards[g], self._dicts(g, who), False)]
+            if not len(doubled):
+                continue
+            other = np.full(len(doubled), 1 - seat)
+            # The taker sees the position from its side with the doubler on roll.
+            took = self._ask(agents[1 - seat], "take", flip(boards[doubled], self.v),
+                             self._dicts(doubled, other), True)
+            for g_ in doubled.tolist():
+                self.history[g_].append([ply, seat, "double", int(self.value[g_])])
+            gone = doubled[~took]
+            for g_ in gone.tolist():
+                self.history[g_].append([ply, 1 - seat, "pass", int(self.value[g_])])
+            self.winner[gone] = seat
+            ended.append(gone)
+            kept = doubled[took]
+            beaver = np.zeros(len(kept), bool)
+            if self.v.beaver and self.v.stakes == "cube" and len(kept):
+                beaver = self._ask(agents[1 - seat], "beaver", flip(boards[kept], self.v),
+                                   self._dicts(kept, np.full(len(kept), 1 - seat)), False)
+            plain = kept[~beaver]
+            self.value[plain] = self._next(self.value[plain])
+            self.owner[plain] = 1 - seat
+            self.turned[plain] = True
+            for g_ in plain.tolist():
+                self.history[g_].append([ply, 1 - seat, "take", int(self.value[g_])])
+            bv = kept[beaver]
+            if len(bv):                             # BG-B: take and redouble, keeping the cube
+                self.value[bv] *= 2
+                self.owner[bv] = 1 - seat
+                self.turned[bv] = True
+                for g_ in bv.tolist():
+                    self.history[g_].append([ply, 1 - seat, "beaver", int(self.value[g_])])
+                cubes = self._dicts(bv, np.full(len(bv), seat))
+                for c in cubes:
+                    c["on_roll"] = True            # the doubler answers, on roll
+                again = self._ask(agents[seat], "take", boards[bv], cubes, True)
+                self.winner[bv[~again]] = 1 - seat
+                for g_ in bv[~again].tolist():
+                    self.history[g_].append([ply, seat, "pass", int(self.value[g_])])
+                ended.append(bv[~again])
+                self.value[bv[again]] *= 2
+                for g_ in bv[again].tolist():
+                    self.history[g_].append([ply, seat, "take", int(self.value[g_])])
+        return np.concatenate(ended) if ended else np.zeros(0, np.int64)
+
+    def points(self, games: np.ndarray, levels: np.ndarray) -> np.ndarray:
+        """Points of games won by bearing off at ``levels`` (BG-J, LN-8, times the stake)."""
+        return np.array([game_points(CubeState(self.v.stakes, value=int(self.value[g]),
+                                               turned=bool(self.turned[g])), int(lv), self.v)
+                         for g, lv in zip(games.tolist(), np.asarray(levels).tolist())], np.int64)
 
 
 def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
@@ -294,13 +455,14 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
     out: list[np.ndarray | None] = [None] * len(records)
     groups: dict[tuple, list[int]] = {}
     for i, r in enumerate(records):
-        if len(r.turns) != r.plies or r.plies == 0:
+        if len(r.turns) != r.plies or r.plies == 0 and not r.passed:
             raise FormatError(f"game {r.game}: {len(r.turns)} turns recorded for {r.plies} plies")
         groups.setdefault((r.variant, json.dumps(r.options, sort_keys=True), r.variant_version), []).append(i)
     for members in groups.values():
         v = records[members[0]].rules()
         recs = [records[i] for i in members]
         plies = np.array([r.plies for r in recs])
+        passed = np.array([r.passed for r in recs], bool)
         hist = np.zeros((len(recs), plies.max() + 1, 28), np.int8)
         boards = np.repeat(start_board(v)[None], len(recs), axis=0)
         for k in range(plies.max()):
@@ -324,20 +486,49 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
                 rows[a] = lo + legal.index(play)
             new = after.boards[rows]
             hist[act, k] = boards[act]
-            last = plies[act] == k + 1
+            last = (plies[act] == k + 1) & ~passed[act]     # a pass ends a game before a roll
             if np.any((new[:, OFF] == 15) != last):
                 j = act[np.flatnonzero((new[:, OFF] == 15) != last)[0]]
                 raise FormatError(f"game {recs[j].game}: the game does not end at its last turn (COM-6)")
             hist[act[last], k + 1] = new[last]
             boards[act] = flip(new, v)
         for j, r in enumerate(recs):
+            if passed[j]:
+                hist[j, r.plies] = boards[j]
             final = hist[j, r.plies]
+            if r.stakes != "none":
+                state = _replay_cube(r, v)
+                if r.passed:
+                    lv, pt, won = 1, state.points, state.winner
+                else:
+                    lv = int(result_levels(final[None], v)[0])
+                    pt, won = game_points(state, lv, v), r.turns[-1].player
+                if r.winner != won or (lv, pt) != (r.level, r.points):
+                    raise FormatError(f"game {r.game}: recorded winner {r.winner}, level {r.level}, "
+                                      f"{r.points} points; replay gives {won}, {lv}, {pt}")
+                out[members[j]] = hist[j, :r.plies + 1]
+                continue
             lv, pt = result_points(final, v)
             if r.winner != r.turns[-1].player or (lv, pt) != (r.level, r.points):
                 raise FormatError(f"game {r.game}: recorded winner {r.winner}, level {r.level}, "
                                   f"{r.points} points; replay gives {r.turns[-1].player}, {lv}, {pt}")
             out[members[j]] = hist[j, :r.plies + 1]
     return out
+
+
+def _replay_cube(r: GameRecord, v: Variant) -> CubeState:
+    """The final stake of a record's cube history, each action checked by :func:`nardy_ai.cube.apply`
+    (an illegal one raises :class:`~nardy_ai.errors.IllegalCubeAction`)."""
+    state = new_state(v)
+    for ply, player, action, value in r.cube:
+        state = cube_apply(state, player, action, v)
+        if action != "double" and state.value != value and state.winner is None:
+            raise FormatError(f"game {r.game}, ply {ply}: stake {value} after {action}; the rules "
+                              f"give {state.value}")
+    if state.value != r.stake or state.offer is not None:
+        raise FormatError(f"game {r.game}: recorded stake {r.stake}; its cube history gives "
+                          f"{state.value}" + (" with a raise unanswered" if state.offer is not None else ""))
+    return state
 
 
 # --- statistics -----------------------------------------------------------------------------

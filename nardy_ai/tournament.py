@@ -70,6 +70,7 @@ import numpy as np
 from .agents import AGENTS, Agent, make_agent
 from .bench import machine_description
 from .errors import FormatError, NardyError
+from .cube import stakes_variant
 from .game import GameRecord, play_games
 from .variants import Variant, parse_variant_spec, variant_options
 
@@ -104,6 +105,7 @@ class TournamentConfig:
     seed: int = 0
     gauntlet: bool = False
     chunk: int = DEFAULT_CHUNK
+    stakes: str = "none"
 
     def rules(self) -> Variant:
         return parse_variant_spec(self.variant)
@@ -126,6 +128,7 @@ class TournamentConfig:
             raise TournamentError(f"--seed must be >= 0, got {self.seed}")
         if self.chunk < 1:
             raise TournamentError(f"chunk must be at least 1 duplicate pair, got {self.chunk}")
+        stakes_variant(v, self.stakes)            # raises for unknown stakes or a cube on dave
         return v
 
     def pairings(self) -> list[tuple[str, str]]:
@@ -139,13 +142,15 @@ class TournamentConfig:
         return {"variant": self.variant, "variant_id": v.id, "variant_version": v.version,
                 "options": variant_options(v), "agents": list(self.agents),
                 "games_per_pairing": self.games, "seed": self.seed,
-                "mode": "gauntlet" if self.gauntlet else "round robin", "chunk_pairs": self.chunk}
+                "mode": "gauntlet" if self.gauntlet else "round robin", "chunk_pairs": self.chunk,
+                **({"stakes": self.stakes} if self.stakes != "none" else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> TournamentConfig:
         try:
             return cls(str(d["variant"]), tuple(str(a) for a in d["agents"]), int(d["games_per_pairing"]),
-                       int(d["seed"]), d["mode"] == "gauntlet", int(d["chunk_pairs"]))
+                       int(d["seed"]), d["mode"] == "gauntlet", int(d["chunk_pairs"]),
+                       str(d.get("stakes", "none")))
         except (KeyError, TypeError, ValueError) as e:
             raise FormatError(f"{CONFIG_FILE}: missing or bad field {e}") from None
 
@@ -201,7 +206,7 @@ def load_config(out: str | os.PathLike) -> TournamentConfig:
 
 def resume_config(out: str | os.PathLike, variant: str | None = None, agents: Sequence[str] | None = None,
                   games: int | None = None, seed: int | None = None, gauntlet: bool | None = None,
-                  chunk: int | None = None) -> TournamentConfig:
+                  chunk: int | None = None, stakes: str | None = None) -> TournamentConfig:
     """The saved settings of the tournament in ``out``; each setting given must equal the
     saved one (else :class:`TournamentError` naming it)."""
     saved = load_config(out)
@@ -224,6 +229,8 @@ def resume_config(out: str | os.PathLike, variant: str | None = None, agents: Se
         differs("mode", "gauntlet" if gauntlet else "round robin", "gauntlet" if saved.gauntlet else "round robin")
     if chunk is not None and chunk != saved.chunk:
         differs("--chunk", chunk, saved.chunk)
+    if stakes is not None and stakes != saved.stakes:
+        differs("--stakes", stakes, saved.stakes)
     return saved
 
 
@@ -240,6 +247,7 @@ class Chunk:
     first_pair: int
     pairs: int
     seed: int
+    stakes: str = "none"
 
     def indices(self) -> range:
         return range(2 * self.first_pair, 2 * (self.first_pair + self.pairs))
@@ -260,7 +268,7 @@ def schedule(config: TournamentConfig) -> list[Chunk]:
         first = number * config.chunk
         for a, b in config.pairings():
             out.append(Chunk(config.variant, a, b, number, first, min(config.chunk, total - first),
-                             chunk_seed(config.seed, a, b, number)))
+                             chunk_seed(config.seed, a, b, number), config.stakes))
     return out
 
 
@@ -280,8 +288,8 @@ def play_chunk(chunk: Chunk) -> tuple[Chunk, list[tuple[int, GameRecord]]]:
     agents by their specs."""
     v = parse_variant_spec(chunk.variant)
     a, b = _agent(chunk.variant, chunk.a), _agent(chunk.variant, chunk.b)
-    first = play_games(v, (a, b), chunk.pairs, chunk.seed)
-    second = play_games(v, (b, a), chunk.pairs, chunk.seed)     # same seed and batch: same dice
+    first = play_games(v, (a, b), chunk.pairs, chunk.seed, stakes=chunk.stakes)
+    second = play_games(v, (b, a), chunk.pairs, chunk.seed, stakes=chunk.stakes)   # same dice
     out = []
     for j, (r1, r2) in enumerate(zip(first, second)):
         k = chunk.first_pair + j
@@ -471,7 +479,8 @@ def summarize_tournament(config: TournamentConfig, games: dict[tuple[str, str, i
         per_agent[b].append((-pts, lev))
         wins.append(int((pts > 0).sum()))
         pairings_out.append({"agents": [a, b], **side_stats(pts, lev, names),
-                             "mean_plies": float(np.mean([r.plies for r in recs]))})
+                             "mean_plies": float(np.mean([r.plies for r in recs])),
+                             **({"cube": cube_stats(recs, a)} if config.stakes != "none" else {})})
     elo, elo_ci = elo_table(list(config.agents), config.pairings(), wins, [config.games] * len(wins))
     ranking = []
     for i, a in enumerate(config.agents):
@@ -479,6 +488,9 @@ def summarize_tournament(config: TournamentConfig, games: dict[tuple[str, str, i
         lev = np.concatenate([lv for _, lv in per_agent[a]])
         ranking.append({"agent": a, "elo": float(elo[i]), "elo_ci95": [float(x) for x in elo_ci[i]],
                         **side_stats(pts, lev, names)})
+        if config.stakes != "none":
+            ranking[-1]["cube"] = cube_stats([r for (x, y, _), r in games.items()
+                                              if a in (x, y) and (x, y) in config.pairings()], a)
     ranking.sort(key=lambda r: (-r["elo"], config.agents.index(r["agent"])))
     for rank, r in enumerate(ranking, 1):
         r["rank"] = rank
@@ -496,7 +508,29 @@ def summarize_tournament(config: TournamentConfig, games: dict[tuple[str, str, i
         "result_levels": list(names), "scoring": list(v.scoring),
         "methods": {"elo": ELO_METHOD, "points_per_game": PPG_METHOD, "win_rate": WIN_METHOD},
         "ranking": ranking, "pairings": pairings_out, "cross_table": cross,
+        **({"stakes": config.stakes} if config.stakes != "none" else {}),
     }
+
+
+def cube_stats(records: Sequence[GameRecord], agent: str) -> dict:
+    """Stakes statistics of ``agent`` over games played with stakes (CUBE-1, CUBE-D): its raises
+    offered, the takes, passes and beavers it answered with, the raises its opponents offered
+    it, and the mean final stake of the games (automatic doubles included)."""
+    out = {"doubles": 0, "takes": 0, "passes": 0, "beavers": 0, "doubles_received": 0,
+           "games_passed": 0}
+    stakes = []
+    for r in records:
+        side = 0 if r.white == agent else 1
+        stakes.append(r.stake)
+        out["games_passed"] += r.passed
+        for _, player, action, _ in r.cube:
+            mine = player == side
+            if action == "double":
+                out["doubles" if mine else "doubles_received"] += 1
+            elif mine and action in ("take", "pass", "beaver"):
+                out[action + ("s" if action != "pass" else "es")] += 1
+    out["mean_stake"] = float(np.mean(stakes)) if stakes else 0.0
+    return out
 
 
 # --- outputs --------------------------------------------------------------------------------
@@ -584,6 +618,15 @@ def format_summary(summary: dict) -> str:
             v = summary["cross_table"][x][y]
             cells.append("·" if x == y else "" if v is None else f"{v:+.2f}±{half[(x, y)]:.2f}")
         lines.append(f"{display_name(x):<{w}}" + "".join(f"  {c:>{cw[y]}}" for c, y in zip(cells, order)))
+    if "stakes" in summary:
+        lines += ["", f"Stakes ({summary['stakes']}): raises offered, and taken / passed / beavered "
+                      f"when offered; mean final stake of the agent's games",
+                  f"{'':<{w}}  {'offered':>7}  {'received':>8}  {'takes':>5}  {'passes':>6}  "
+                  f"{'beavers':>7}  {'mean stake':>10}"]
+        for r in ranking:
+            c = r["cube"]
+            lines.append(f"{display_name(r['agent']):<{w}}  {c['doubles']:>7}  {c['doubles_received']:>8}  "
+                         f"{c['takes']:>5}  {c['passes']:>6}  {c['beavers']:>7}  {c['mean_stake']:>10.2f}")
     return "\n".join(lines)
 
 
@@ -642,7 +685,7 @@ def write_outputs(out: Path, config: TournamentConfig, summary: dict,
         written.append(out / PICTURE)
     else:
         log("no picture: matplotlib is not installed (pip install 'nardy-ai[plot]')")
-    if not config.rules().is_long:
+    if not config.rules().is_long and config.stakes == "none":   # .mat files: cubeless games only
         from .matfile import write_mat
         (out / MATCH_DIR).mkdir(exist_ok=True)
         for n, (a, b) in enumerate(config.pairings(), 1):

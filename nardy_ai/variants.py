@@ -90,7 +90,8 @@ class Variant:
         if self.murphy_cap:
             flags.append(f"murphy_cap={self.murphy_cap}")
         extra = f" [{', '.join(flags)}]" if flags else ""
-        return f"{self.id} v{self.version} ({self.family} nardy, stakes: {self.stakes}){extra}"
+        stakes = f"dave {self.dave_progression}" if self.stakes == "dave" else self.stakes
+        return f"{self.id} v{self.version} ({self.family} nardy, stakes: {stakes}){extra}"
 
 
 VARIANTS: dict[str, Variant] = {

@@ -80,8 +80,9 @@ def test_serve_answers_every_request_in_order_and_keeps_serving_after_errors():
     assert "'dice'" in out[7]["error"]
     assert "batch[0]" in out[8]["error"] and "variant" in out[8]["error"]
     assert "'op'" in out[9]["error"]
-    for answer in out[10:12]:
-        assert set(answer) == {"id", "error"} and "CUBE-1" in answer["error"]
+    # The heuristic takes cube decisions by its pip-count rule (CUBE-1): no double, a take.
+    assert out[10]["double"] is False and out[10]["equity"]["p"] == pytest.approx(0.5, abs=0.1)
+    assert out[11]["take"] is True and set(out[11]) == {"id", "take", "equity"}
     assert_legal(out[12], dict(START, dice=[6, 5]), "backgammon")
 
 
@@ -215,7 +216,10 @@ def test_serve_through_an_ext_agent_forwards_plays_and_cube_requests():
                       "--agent", f"ext:{inner}")
     assert proc.returncode == 0, proc.stderr
     assert out[0]["play"] == "8/4 6/4"
-    assert out[1]["id"] == 2 and "CUBE-1" in out[1]["error"]
+    assert out[1] == {"id": 2, "double": False, "equity": out[1]["equity"]}
+    out, proc = serve([dict(START, id=3, op="take", cube={"value": 2, "owner": "mover"})],
+                      "--agent", "random")
+    assert proc.returncode == 0 and "CUBE-1" in out[0]["error"]     # random has no cube logic
 
 
 # --- the human agent -----------------------------------------------------------------------

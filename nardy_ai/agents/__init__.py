@@ -12,6 +12,7 @@ from typing import Callable
 from ..errors import UnknownAgent
 from ..variants import Variant, get_variant
 from .base import Agent, segment_argmax, segment_ids, subset
+from .cube_rule import PipCountCube
 from .external import ExternalAgent, ext_factory
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
@@ -52,7 +53,17 @@ def _gnubg(arg: str, variant: Variant) -> Agent:
     return gnubg_factory(arg, variant)
 
 
-AGENTS["pubeval"] = pubeval_factory
+class CubePubevalAgent(PipCountCube, PubevalAgent):
+    """Pubeval's play with the pip-count cube rule (:mod:`nardy_ai.agents.cube_rule`); what
+    ``pubeval`` specs build (kept here while agents/pubeval.py is another change's)."""
+
+
+def _pubeval(arg: str, variant: Variant) -> Agent:
+    pubeval_factory(arg, variant)                 # its checks of the spec and the variant
+    return CubePubevalAgent()
+
+
+AGENTS["pubeval"] = _pubeval
 AGENTS["gnubg"] = _gnubg
 
 
@@ -71,6 +82,6 @@ def make_agent(spec: str, variant: str | Variant) -> Agent:
     return factory(arg, v)
 
 
-__all__ = ["AGENTS", "Agent", "AgentFactory", "ExternalAgent", "HeuristicAgent", "HumanAgent",
+__all__ = ["AGENTS", "Agent", "AgentFactory", "CubePubevalAgent", "ExternalAgent", "HeuristicAgent", "HumanAgent",
            "PubevalAgent", "RandomAgent", "make_agent", "register_agent", "segment_argmax",
            "segment_ids", "subset"]

@@ -3,8 +3,8 @@
 An agent sees the output of :func:`nardy_ai.movegen.generate` (every legal afterstate of every
 position, still from the mover's side) and returns, for each position, the row of the
 afterstate it plays.  Choosing is batched: one call decides for the whole batch, so an agent
-never loops over positions in Python.  Cube and dave decisions (CUBE-1, CUBE-D) are a separate
-part of the interface that comes with the stakes module; an agent without them plays at stake 1.
+never loops over positions in Python.  Cube and dave decisions (CUBE-1, CUBE-D) are an optional
+part of the interface (see :meth:`Agent.equity`).
 """
 
 from __future__ import annotations
@@ -37,10 +37,17 @@ class Agent(ABC):
         are not flipped).  Neural agents give their evaluator's (0-ply) equity; hand-written
         scores that are not equities (random, heuristic) give ``None``.
 
-        Agents that take cube decisions (CUBE-1) also define, batched over positions seen by
-        the player deciding, with ``cubes`` a list of ``{"value", "owner"}``:
-        ``double(boards, cubes, variant)`` and ``take(boards, cubes, variant)``, each returning
-        ``(decisions (N,) bool, equities: list of dict per position, or None)``.
+        Agents that take cube decisions (CUBE-1, CUBE-D; :mod:`nardy_ai.cube`) also define,
+        batched over positions ``(N, 28)`` seen by the player deciding, with ``cubes`` a list
+        of dicts ``{"value", "owner"}`` (owner ``"centre"``, ``"mover"`` = the player deciding,
+        ``"opponent"``; for dave the player who may offer next) and, from the game runner, also
+        ``"next"`` (the stake after the raise), ``"turned"`` (BG-J), ``"stakes"``:
+        ``double(boards, cubes, variant)`` (the player deciding is on roll, before rolling),
+        ``take(boards, cubes, variant)`` (the doubler is on roll, unless the dict says
+        ``"on_roll": true``: the doubler answering a beaver) and, optionally, ``beaver(...)``
+        (BG-B, same view as ``take``), each returning ``(decisions (N,) bool, equities: list of
+        dict per position, or None)``.  The runner treats an agent without ``double`` as never
+        doubling and one without ``take`` as always taking.
         """
         return None
 

@@ -25,6 +25,7 @@ from ..board import BAR, OFF, OPP_BAR, flip, pip_counts
 from ..movegen import Afterstates
 from ..variants import Variant
 from .base import Agent, segment_argmax
+from .cube_rule import PipCountCube
 
 #: Weights in pip equivalents per unit of each feature.
 WEIGHTS: dict[str, dict[str, float]] = {
@@ -109,8 +110,9 @@ def _long_scores(b: np.ndarray, v: Variant, w: dict[str, float]) -> np.ndarray:
     return score
 
 
-class HeuristicAgent(Agent):
-    """Greedy one-ply play by the hand-written evaluation :meth:`evaluate`."""
+class HeuristicAgent(PipCountCube, Agent):
+    """Greedy one-ply play by the hand-written evaluation :meth:`evaluate`; cube decisions by
+    the pip-count rule (:mod:`nardy_ai.agents.cube_rule`)."""
 
     name = "heuristic"
 

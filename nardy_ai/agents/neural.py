@@ -13,13 +13,15 @@ import re
 
 import numpy as np
 
+from ..cube import cube_efficiency, double_decision, take_decision
 from ..errors import UnknownAgent
 from ..model import NeuralEvaluator, load_evaluator
 from ..movegen import Afterstates
 from ..search import (MAX_PLIES, MoveFilter, best_afterstates, filters_for, neural_evaluation,
-                      search_equity)
+                      search_equity, search_values)
 from ..variants import Variant
 from .base import Agent
+from .pubeval import is_race
 
 _PLIES = re.compile(r"^(?P<path>.+)@(?P<plies>\d+)ply$")
 
@@ -43,6 +45,35 @@ class NeuralAgent(Agent):
     def equity(self, boards: np.ndarray, variant: Variant) -> np.ndarray:
         """Cubeless equity of afterstates for the side that just played, at this agent's depth."""
         return search_equity(boards, self.evaluation, self.plies)
+
+    def _cube_inputs(self, boards: np.ndarray, on_roll: np.ndarray, variant: Variant):
+        """Outcome probabilities of the player deciding at this agent's depth, and Janowski's x."""
+        boards = np.asarray(boards, np.int8)
+        probs = np.empty((len(boards), self.evaluation.size))
+        for flag in (False, True):
+            rows = np.flatnonzero(on_roll == flag)
+            if len(rows):
+                probs[rows] = search_values(boards[rows], self.evaluation, self.plies, on_roll=flag)
+        race = None if variant.is_long else is_race(boards)
+        return probs, cube_efficiency(boards, variant, race)
+
+    def double(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """Double / offer (CUBE-1, CUBE-D) when Janowski's cubeful equity of double/take and
+        double/pass both beat no double (:func:`nardy_ai.cube.double_decision`)."""
+        probs, x = self._cube_inputs(boards, np.ones(len(boards), bool), variant)
+        return double_decision(probs, cubes, variant, x)
+
+    def take(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """Take when the cubeful equity after the take is at least -1 stake
+        (:func:`nardy_ai.cube.take_decision`); the doubler is on roll unless ``on_roll``."""
+        on_roll = np.array([bool(c.get("on_roll", False)) for c in cubes], bool)
+        probs, x = self._cube_inputs(boards, on_roll, variant)
+        return take_decision(probs, cubes, variant, x)
+
+    def beaver(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """Beaver (BG-B) when the equity after the take is positive: the double was a mistake."""
+        _, eq = self.take(boards, cubes, variant)
+        return np.array([e["take"] > 0 for e in eq], bool), eq
 
 
 def parse_td_spec(arg: str) -> tuple[str, int]:
