@@ -166,6 +166,14 @@ def cmd_play(args) -> int:
     if args.jsonl:
         write_jsonl(records, args.jsonl)
     s = summarize(records)
+    if args.stakes not in (None, "none"):
+        # Cube statistics per seat of --agents (A first): relabelled so equal specs stay apart.
+        from dataclasses import replace
+        from .tournament import cube_stats
+        tagged = [replace(r, white="A", black="B") if i < first else replace(r, white="B", black="A")
+                  for i, r in enumerate(records)]
+        s["stakes"] = args.stakes
+        s["cube"] = [cube_stats(tagged, "A"), cube_stats(tagged, "B")]
     print(json.dumps(s, indent=1) if args.json else format_summary(s, v))
     return 0
 
@@ -191,6 +199,13 @@ def format_summary(s: dict, variant=None) -> str:
                     f" ({level_names[int(k) - 1]})" if len(variant.scoring) <= 3 and level_names else "")
                 if variant else f"{n} at level {k}" for k, n in levels.items())
             lines.append(f"  {who} won: {parts}")
+    if "cube" in s:
+        c0 = s["cube"][0]
+        lines.append(f"  stakes {s['stakes']}: mean final stake {c0['mean_stake']:.2f}, "
+                     f"{c0['games_passed']} of {s['games']} games ended by a pass")
+        for who, c in zip((a, b), s["cube"]):
+            lines.append(f"  {who}: {c['doubles']} doubles offered, {c['takes']} takes, "
+                         f"{c['passes']} passes, {c['beavers']} beavers")
     return "\n".join(lines)
 
 

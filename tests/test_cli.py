@@ -98,3 +98,34 @@ def test_bench_movegen_prints_units_and_machine():
                  "--repeats", "1")
     assert proc.returncode == 0, proc.stderr
     assert "afterstates/s" in proc.stdout and "machine:" in proc.stdout and "MiB" in proc.stdout
+
+
+def test_play_with_stakes_prints_cube_statistics_that_balance():
+    proc = nardy("play", "--variant", "backgammon", "--agents", "heuristic", "pubeval",
+                 "--games", "12", "--seed", "3", "--stakes", "cube", "--json")
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert s["stakes"] == "cube" and len(s["cube"]) == 2
+    a, b = s["cube"]
+    # Each raise offered is answered by the other side; both see the same games.
+    assert a["doubles"] == b["takes"] + b["passes"] + b["beavers"] == b["doubles_received"]
+    assert b["doubles"] == a["takes"] + a["passes"] + a["beavers"] == a["doubles_received"]
+    assert a["doubles"] + b["doubles"] > 0
+    assert a["games_passed"] == b["games_passed"] == a["passes"] + b["passes"]
+    assert a["mean_stake"] == b["mean_stake"] >= 1
+    text = nardy("play", "--variant", "backgammon", "--agents", "heuristic", "pubeval",
+                 "--games", "12", "--seed", "3", "--stakes", "cube")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert f"  stakes cube: mean final stake {a['mean_stake']:.2f}, {a['games_passed']} of 12 games " \
+           f"ended by a pass" in lines
+    assert (f"  heuristic: {a['doubles']} doubles offered, {a['takes']} takes, {a['passes']} passes, "
+            f"{a['beavers']} beavers") in lines
+    assert any(x.startswith("  pubeval: ") for x in lines)
+
+
+def test_play_without_stakes_prints_no_cube_lines():
+    proc = nardy("play", "--variant", "backgammon", "--agents", "heuristic", "heuristic",
+                 "--games", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "cube" not in json.loads(proc.stdout) and "stakes" not in json.loads(proc.stdout)

@@ -106,3 +106,92 @@ def test_our_search_over_gnubg_0ply_equals_gnubg_1ply_and_2ply():
     after = generate(start_board(BG)[None], np.array([[3, 1]]), BG).boards
     assert afterstate_values(after[:3], ev, 1) == pytest.approx(probabilities(after[:3], 1), abs=1e-6)
     assert afterstate_values(after[:1], ev, 2) == pytest.approx(probabilities(after[:1], 2), abs=1e-6)
+
+
+# --- cube decisions through gnubg (CUBE-1, money play) ------------------------------------------
+
+def _race_lead():
+    """We are on roll at 57 pips against 81, no contact: a clear double and pass."""
+    return _board({1: 2, 2: 2, 3: 2, 4: 3, 5: 3, 6: 3, 22: -2, 21: -3, 20: -3, 19: -3, 18: -2, 17: -2})
+
+
+def test_xgid_of_the_start_and_cube_fields():
+    from nardy_ai.agents.gnubg_agent import xgid
+    assert xgid(start_board(BG), 0, 0, False, False) == "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:20"
+    # Opponent's bar first (lowercase), ours last; cube 4 owned by O; Jacoby + beaver = 3.
+    b = _board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)
+    assert xgid(b, 2, -1, True, True) == "XGID=a--a--M-----m-----------AA:2:-1:1:00:0:0:3:0:20"
+
+
+def test_xgid_sets_the_position_gnubg_evaluates():
+    pytest.importorskip("gnubg")
+    from nardy_ai.agents.gnubg_agent import _captured, xgid
+    g = gnubg_agent.load_gnubg()
+    rng = np.random.default_rng(1)
+    boards = generate(np.repeat(start_board(BG)[None], 5, 0), rng.integers(1, 7, (5, 2)), BG).boards[::7]
+    boards = np.concatenate([boards, _board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)[None]])
+    for b in boards:
+        _captured(g, "set gnubgid " + xgid(flip(b, BG), 1, -1, False, False))   # the opponent on roll
+        assert np.array(g.board()).tolist() == gnubg_boards(b[None], BG)[0].tolist()
+
+
+def test_gnubg_doubles_and_passes_far_ahead_in_a_race():
+    pytest.importorskip("gnubg")
+    from nardy_ai.cube import stakes_variant
+    v = stakes_variant(BG, "cube")
+    agent = make_agent("gnubg:0ply", v)
+    b = _race_lead()
+    dec, eq = agent.double(b[None], [{"value": 1, "owner": "centre"}], v)
+    assert dec.tolist() == [True] and eq[0]["double_take"] > eq[0]["double_pass"] > eq[0]["no_double"]
+    take, _ = agent.take(flip(b, v)[None], [{"value": 1, "owner": "centre"}], v)
+    assert take.tolist() == [False]
+    # Owning the cube at 2 changes nothing; a cube the opponent owns cannot be doubled.
+    assert agent.double(b[None], [{"value": 2, "owner": "mover", "turned": True}], v)[0].tolist() == [True]
+    assert agent.double(b[None], [{"value": 2, "owner": "opponent", "turned": True}], v)[0].tolist() == [False]
+
+
+def test_gnubg_no_double_at_the_opening_and_takes_it():
+    pytest.importorskip("gnubg")
+    from nardy_ai.cube import stakes_variant
+    v = stakes_variant(BG, "cube")
+    for spec in ("gnubg:0ply", "gnubg:1ply"):
+        agent = make_agent(spec, v)
+        s = start_board(v)[None]
+        dec, eq = agent.double(s, [{"value": 1, "owner": "centre"}], v)
+        assert dec.tolist() == [False] and eq[0]["no_double"] > eq[0]["double_take"]
+        assert agent.take(s, [{"value": 1, "owner": "centre"}], v)[0].tolist() == [True]
+        assert agent.beaver(s, [{"value": 1, "owner": "centre"}], v)[0].tolist() == [True]
+    # With BG-B and BG-J on (gnubg then says "No double, beaver"): the same answers.
+    from nardy_ai.variants import with_options
+    vb = with_options(v, beaver=True, jacoby=True)
+    agent = make_agent("gnubg:0ply", vb)
+    s = start_board(vb)[None]
+    assert agent.double(s, [{"value": 1, "owner": "centre"}], vb)[0].tolist() == [False]
+    assert agent.beaver(s, [{"value": 1, "owner": "centre"}], vb)[0].tolist() == [True]
+    # The doubler answering a beaver (on roll, cube at 4 owned by the beaverer) takes here.
+    assert agent.take(s, [{"value": 4, "owner": "opponent", "on_roll": True, "turned": True}],
+                      vb)[0].tolist() == [True]
+
+
+def test_gnubg_dave_never_offers_and_always_accepts():
+    pytest.importorskip("gnubg")
+    from nardy_ai.cube import stakes_variant
+    v = stakes_variant(BG, "dave-geometric")
+    agent = make_agent("gnubg:0ply", BG)
+    b = _race_lead()[None]
+    assert agent.double(b, [{"value": 1, "owner": "centre"}], v)[0].tolist() == [False]
+    assert agent.take(b, [{"value": 1, "owner": "centre"}], v)[0].tolist() == [True]
+
+
+def test_cube_games_gnubg_against_heuristic_balance():
+    pytest.importorskip("gnubg")
+    agent, heur = make_agent("gnubg:0ply", "backgammon"), make_agent("heuristic", "backgammon")
+    recs = play_games(BG, (agent, heur), 4, seed=11, stakes="cube") + \
+        play_games(BG, (heur, agent), 4, seed=12, stakes="cube")
+    assert all(r.stakes == "cube" for r in recs)
+    assert any(r.cube for r in recs)                      # raises were offered and answered
+    a = summarize(recs, agent="gnubg:0ply")["points_per_game"]
+    b = summarize(recs, agent="heuristic")["points_per_game"]
+    assert a == pytest.approx(-b)
+    for r in recs:
+        assert r.points == (r.stake if r.passed else r.stake * BG.scoring[r.level - 1])

@@ -19,6 +19,18 @@ Traps of the package: evaluation commands can hang unless gnubg runs one thread 
 load), its engine is not thread-safe (one engine per process: run games in processes), and
 its commands print to the C-level stdout (silenced here, so that ``nardy serve`` stays clean).
 Variants: backgammon-family rules whose scoring is single/gammon/backgammon = 1/2/3.
+
+Cube decisions (CUBE-1, money play).  ``double``, ``take`` and ``beaver`` ask gnubg itself: the
+package's ``hint()`` refuses cube actions ("not yet implemented") and ``evaluate`` returns only
+cubeless numbers, so each position is set in gnubg's own money session as an XGID (the player
+deciding, or the doubler, on roll as X; cube value, owner, Jacoby and beaver from our cube dict
+and variant) and gnubg's ``hint`` command is run with its cube decisions evaluated cubefully at
+the agent's ply; its three cubeful equities (no double, double/take, double/pass, in units of
+the current cube, for the player on roll) are read from its output.  Double when
+``min(DT, DP) > ND`` (gnubg's rule; "too good" positions play on), take when ``DT <= DP`` from the
+doubler's side, beaver when ``DT < 0``, and a doubler answers a beaver by taking when ``DT >= -1``
+(the cube then at twice the doubled value, owned by the beaverer).  Dave stakes (CUBE-D) are not
+backgammon: there gnubg never offers and always accepts.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import tempfile
 import threading
 
 import numpy as np
@@ -56,6 +69,44 @@ def _silenced(fn, *args):
         os.dup2(saved, 1)
         os.close(null)
         os.close(saved)
+
+
+def _captured(gnubg, cmd: str) -> str:
+    """Run a gnubg command, returning what it printed to file descriptor 1."""
+    sys.stdout.flush()
+    with tempfile.TemporaryFile() as f:
+        saved = os.dup(1)
+        os.dup2(f.fileno(), 1)
+        try:
+            gnubg.command(cmd)
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+        f.seek(0)
+        return f.read().decode("utf-8", "replace")
+
+
+_CUBE_LINES = {"no_double": re.compile(r"No (?:re)?double\s+([-+]\d+\.\d+)"),
+               "double_pass": re.compile(r"(?:Re)?[Dd]ouble, pass\s+([-+]\d+\.\d+)"),
+               "double_take": re.compile(r"(?:Re)?[Dd]ouble, take\s+([-+]\d+\.\d+)")}
+
+
+def xgid(board: np.ndarray, cube: int, owner: int, jacoby: bool, beaver: bool) -> str:
+    """The XGID of ``board`` (28, seen by the player on roll, who is X) before the roll, money
+    play; ``cube`` the log2 of the stake, ``owner`` 1 (X), -1 (O) or 0 (centred)."""
+    b = np.asarray(board)
+    chars = ["-"] * 26
+    for i in range(24):
+        n = int(b[i])
+        if n:
+            chars[i + 1] = chr((ord("A") if n > 0 else ord("a")) + abs(n) - 1)
+    if b[OPP_BAR]:
+        chars[0] = chr(ord("a") + int(b[OPP_BAR]) - 1)
+    if b[BAR]:
+        chars[25] = chr(ord("A") + int(b[BAR]) - 1)
+    rules = int(jacoby) + 2 * int(beaver)
+    return f"XGID={''.join(chars)}:{cube}:{owner}:1:00:0:0:{rules}:0:20"
 
 
 def load_gnubg():
@@ -118,6 +169,84 @@ class GnubgAgent(Agent):
             # gnubg answers for the side on roll (the opponent): its cubeless equity, negated.
             eq[live] = [-evaluate((tuple(us), tuple(them)), self.cube, ctx)[5] for us, them in boards]
         return eq
+
+    def cube_equities(self, board: np.ndarray, cube: dict, variant: Variant,
+                      owner: int) -> dict:
+        """gnubg's cubeful equities (``no_double``, ``double_take``, ``double_pass``, units of
+        the current cube) of the player on roll in ``board`` (its view), at this agent's ply;
+        ``owner`` 1 (the player on roll), -1 or 0, as in :func:`xgid`."""
+        value = max(int(cube.get("value", 1)), 1)
+        log2 = min(value.bit_length() - 1, 15)
+        jacoby = bool(variant.jacoby) and not cube.get("turned", False)
+        gid = xgid(board, log2, owner, jacoby, bool(variant.beaver))
+        with _LOCK:
+            if not self._cube_session:
+                _captured(self.gnubg, "new session")
+                GnubgAgent._cube_session = True
+            _captured(self.gnubg, f"set evaluation cubedecision evaluation plies {self.plies}")
+            _captured(self.gnubg, "set evaluation cubedecision evaluation cubeful on")
+            _captured(self.gnubg, f"set gnubgid {gid}")
+            text = _captured(self.gnubg, "hint")
+        out = {}
+        for key, rx in _CUBE_LINES.items():
+            m = rx.search(text)
+            if m is None:
+                raise RuntimeError(f"gnubg gave no cube analysis for {gid}: {text.strip()!r}")
+            out[key] = float(m.group(1))
+        return out
+
+    _cube_session = False
+
+    @staticmethod
+    def _owner(cube: dict, x_is_viewer: bool) -> int:
+        o = cube.get("owner", "centre")
+        if o == "centre":
+            return 0
+        return 1 if (o == "mover") == x_is_viewer else -1
+
+    def double(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """gnubg's money double (CUBE-1): ``min(DT, DP) > ND``; with dave never."""
+        if variant.stakes != "cube":
+            return np.zeros(len(boards), bool), None
+        eq, dec = [], []
+        for b, c in zip(boards, cubes):
+            owner = self._owner(c, True)
+            if owner == -1:                          # no access: gnubg cannot double here
+                eq.append(None)
+                dec.append(False)
+                continue
+            e = self.cube_equities(b, c, variant, owner)
+            eq.append(e)
+            dec.append(min(e["double_take"], e["double_pass"]) > e["no_double"])
+        return np.array(dec, bool), eq
+
+    def _doubler_view(self, boards, cubes, variant):
+        """Per position: gnubg's equities with the doubler on roll (X), whatever side sees it."""
+        out = []
+        for b, c in zip(boards, cubes):
+            if c.get("on_roll", False):              # the doubler answering a beaver
+                out.append(self.cube_equities(b, c, variant, 1))
+            else:                                    # the taker's view; the doubler rolls next
+                out.append(self.cube_equities(flip(np.asarray(b)[None], variant)[0], c, variant,
+                                              self._owner(c, False)))
+        return out
+
+    def take(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """Take when gnubg's double/take is not worse for the taker than the pass (``DT <= DP``
+        for the doubler); a doubler answering a beaver takes when ``DT >= -1``.  Dave: always."""
+        if variant.stakes != "cube":
+            return np.ones(len(boards), bool), None
+        eq = self._doubler_view(boards, cubes, variant)
+        dec = [e["double_take"] >= -1.0 if c.get("on_roll", False)
+               else e["double_take"] <= e["double_pass"] for e, c in zip(eq, cubes)]
+        return np.array(dec, bool), eq
+
+    def beaver(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """Beaver (BG-B) when the doubler's double/take equity is negative."""
+        if variant.stakes != "cube":
+            return np.zeros(len(boards), bool), None
+        eq = self._doubler_view(boards, cubes, variant)
+        return np.array([e["double_take"] < 0 for e in eq], bool), eq
 
     def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator) -> np.ndarray:
         eq0 = self.equities(after.boards, variant, 0)

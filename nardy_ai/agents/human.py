@@ -5,6 +5,11 @@ with the dice, numbers the legal plays in canonical notation and reads either a 
 play in notation (:func:`nardy_ai.notation.find_play`: ``13/7 8/7``, ``8/5(2)``, ``bar/22*``),
 asking again, with the rule-naming message, after an entry that is illegal or unreadable.
 A forced play (or no move, COM-4) is shown and played without asking.
+
+Stakes (CUBE-1, CUBE-D).  ``double`` ("Double?" / "Offer a raise?" with dave), ``take`` and
+``beaver`` (BG-B) show the board from the player's side with the cube and ask a yes/no question
+naming the stake now and after the raise; ``y``/``yes`` or ``n``/``no`` (any case) answer, other
+entries ask again.
 """
 
 from __future__ import annotations
@@ -76,6 +81,62 @@ class HumanAgent(Agent):
             out.write(f"You play {after.notation(row)[0]}\n")
             out.flush()
             return row
+
+
+    # --- cube and dave (CUBE-1, CUBE-D) ----------------------------------------------------------
+
+    def double(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """Ask, per position, whether to double (offer a raise, with dave) before rolling."""
+        word = "Offer a raise" if variant.stakes == "dave" else "Double"
+        dec = [self._yes_no(b, c, variant, ("X (you, on roll)", "O"),
+                            f"{word} from {c['value']} to {_next(c, variant)}? (y/n): ")
+               for b, c in zip(boards, cubes)]
+        return np.array(dec, bool), None
+
+    def take(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """Ask, per position, whether to take the opponent's raise (passing loses the stake)."""
+        dec = []
+        for b, c in zip(boards, cubes):
+            you = c.get("on_roll", False)
+            labels = ("X (you, on roll)", "O (beavered)") if you else ("X (you)", "O (on roll, doubles)")
+            dec.append(self._yes_no(b, c, variant, labels,
+                                    f"Take at {_next(c, variant)} (pass loses {c['value']})? (y/n): "))
+        return np.array(dec, bool), None
+
+    def beaver(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+        """Ask, per taken double, whether to beaver (BG-B: take and redouble at once)."""
+        dec = [self._yes_no(b, c, variant, ("X (you)", "O (on roll, doubled)"),
+                            f"Beaver (redouble to {2 * _next(c, variant)} and keep the cube)? (y/n): ")
+               for b, c in zip(boards, cubes)]
+        return np.array(dec, bool), None
+
+    def _yes_no(self, board: np.ndarray, cube: dict, v: Variant, labels: tuple[str, str],
+                question: str) -> bool:
+        inp = self._stdin or sys.stdin
+        out = self._stdout or sys.stdout
+        shown = {"value": int(cube.get("value", 1)), "owner": cube.get("owner", "centre")}
+        out.write("\n" + text_board(np.asarray(board), v, cube=shown, labels=labels))
+        while True:
+            out.write(question)
+            out.flush()
+            line = inp.readline()
+            if not line:
+                raise NardyError("agent human: end of input while waiting for a cube answer")
+            text = line.strip().lower()
+            if text in ("y", "yes"):
+                return True
+            if text in ("n", "no"):
+                return False
+            if text:
+                out.write("  answer y or n\n")
+
+
+def _next(cube: dict, v: Variant) -> int:
+    """The stake after the raise (the runner's ``"next"``, else the variant's progression)."""
+    if "next" in cube:
+        return int(cube["next"])
+    arithmetic = v.stakes == "dave" and v.dave_progression == "arithmetic"
+    return int(cube.get("value", 1)) + 1 if arithmetic else 2 * int(cube.get("value", 1))
 
 
 def _pick(text: str, plays: list[str]) -> int:
