@@ -533,6 +533,25 @@ def _replay_cube(r: GameRecord, v: Variant) -> CubeState:
 
 # --- statistics -----------------------------------------------------------------------------
 
+def wilson_interval(k: int, n: int) -> list[float]:
+    """95 % Wilson score interval of a proportion ``k / n`` (stays inside [0, 1] even at 0 %
+    or 100 %)."""
+    z = 1.959963984540054          # the 97.5 % normal quantile
+    p, z2 = k / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def play_match(variant, agent: Agent, opponent: Agent, games: int, seed: int,
+               record: bool = False) -> list[GameRecord]:
+    """``games`` games of ``agent`` against ``opponent``, seats alternating: the first half
+    with ``agent`` as white (dice seed ``seed``), the rest with the seats swapped (``seed + 1``)."""
+    half = games // 2
+    recs = play_games(variant, (agent, opponent), half, seed=seed, record=record)
+    return recs + play_games(variant, (opponent, agent), games - half, seed=seed + 1, record=record)
+
+
 def summarize(records: Sequence[GameRecord], agent: str | None = None) -> dict:
     """Results of a set of games from one agent's side (default: white of the first record).
 
@@ -559,13 +578,6 @@ def summarize(records: Sequence[GameRecord], agent: str | None = None) -> dict:
     won = np.array([r.winner == s for r, s in zip(records, side)])
     pts = np.array([r.points for r in records], float) * np.where(won, 1.0, -1.0)
 
-    def wilson(k: int, total: int) -> list[float]:
-        # Wilson score interval: stays inside [0, 1] even at 0 % or 100 % wins.
-        z, p = 1.96, k / total
-        centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-        half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-        return [float(centre - half), float(centre + half)]
-
     def ci(x: np.ndarray) -> list[float]:
         half = 1.96 * (x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else math.inf)
         return [float(x.mean() - half), float(x.mean() + half)]
@@ -581,7 +593,7 @@ def summarize(records: Sequence[GameRecord], agent: str | None = None) -> dict:
         "agents": [a, b],
         "wins": [int(won.sum()), int(n - won.sum())],
         "win_rate": float(won.mean()),
-        "win_rate_ci95": wilson(int(won.sum()), n),
+        "win_rate_ci95": wilson_interval(int(won.sum()), n),
         "points_per_game": float(pts.mean()),
         "points_per_game_ci95": ci(pts),
         "levels": dict(sorted(levels.items())),

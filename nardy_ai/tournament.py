@@ -71,7 +71,7 @@ from .agents import AGENTS, Agent, make_agent
 from .bench import machine_description
 from .errors import FormatError, NardyError
 from .cube import stakes_variant
-from .game import GameRecord, play_games
+from .game import GameRecord, play_games, wilson_interval
 from .variants import Variant, parse_variant_spec, variant_options
 
 DEFAULT_GAMES = 400          # games per pairing when --games is not given
@@ -372,14 +372,6 @@ def level_names(v: Variant) -> tuple[str, ...]:
     return tuple(f"x{p}" for p in v.scoring)
 
 
-def wilson(k: int, n: int) -> list[float]:
-    """95 % Wilson score interval of a proportion ``k / n``."""
-    p, z2 = k / n, Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return [max(0.0, centre - half), min(1.0, centre + half)]
-
-
 def side_stats(points: np.ndarray, levels: np.ndarray, names: Sequence[str]) -> dict:
     """Results of one side.  ``points`` ``(n,)`` signed points per game from that side's view,
     duplicate pairs adjacent (games ``2k``, ``2k + 1``); ``levels`` the result level of each."""
@@ -406,7 +398,7 @@ def side_stats(points: np.ndarray, levels: np.ndarray, names: Sequence[str]) -> 
         "points_lost": int(-points[~won].sum()),
         "wins": wins,
         "win_rate": wins / n,
-        "win_rate_ci95": wilson(wins, n),
+        "win_rate_ci95": wilson_interval(wins, n),
         "levels_won": count(won),
         "levels_lost": count(~won),
         "win_rates_by_level": {names[i]: float((won & (levels > i)).mean()) for i in range(1, len(names))},

@@ -11,7 +11,7 @@ import torch
 
 from nardy_ai.agents import RandomAgent
 from nardy_ai.agents.neural import NeuralAgent
-from nardy_ai.game import play_games, summarize
+from nardy_ai.game import play_games, play_match, summarize
 from nardy_ai.model import NeuralEvaluator, flip_outcomes, outcome_targets
 from training.config import ConfigError, config_from_dict
 from training.td import FinishedGame, Trainer, lambda_returns
@@ -114,9 +114,7 @@ def test_model_card_reports_strength_with_intervals(tmp_path):
 
 
 def _win_rate(agent, variant, games=300, seed=77):
-    half = games // 2
-    recs = play_games(variant, (agent, RandomAgent()), half, seed=seed, record=False)
-    recs += play_games(variant, (RandomAgent(), agent), games - half, seed=seed + 1, record=False)
+    recs = play_match(variant, agent, RandomAgent(), games, seed)
     return summarize(recs, agent=agent.name)["win_rate"]
 
 

@@ -18,7 +18,7 @@ import time
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.bench import machine_description
-from nardy_ai.game import play_games, summarize
+from nardy_ai.game import play_match, summarize
 from nardy_ai.model import NeuralEvaluator, load_checkpoint
 
 
@@ -38,10 +38,7 @@ def training_wall_hours(metrics_path: str, gap_s: float = 600.0) -> float:
 
 def evaluate(agent, variant, opponent: str, games: int, seed: int = 20261129) -> dict:
     """``games`` games against a baseline, seats alternating, fixed dice seeds."""
-    opp = make_agent(opponent, variant)
-    half = games // 2
-    recs = play_games(variant, (agent, opp), half, seed=seed, record=False)
-    recs += play_games(variant, (opp, agent), games - half, seed=seed + 1, record=False)
+    recs = play_match(variant, agent, make_agent(opponent, variant), games, seed)
     return summarize(recs, agent=agent.name)
 
 

@@ -39,7 +39,7 @@ from nardy_ai.agents.base import segment_argmax
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.board import OFF, flip, start_board
 from nardy_ai.errors import NardyError
-from nardy_ai.game import play_games, result_levels, summarize
+from nardy_ai.game import play_match, result_levels, summarize
 from nardy_ai.model import (CheckpointError, NeuralEvaluator, equity, flip_outcomes,
                             load_checkpoint, outcome_targets, save_checkpoint)
 from nardy_ai.movegen import generate
@@ -339,9 +339,7 @@ class Trainer:
         out = {}
         n = self.cfg.run.eval_games
         for spec in self.cfg.run.eval_opponents:
-            opp = make_agent(spec, self.v)
-            recs = play_games(self.v, (me, opp), n // 2, seed=1234, record=False)
-            recs += play_games(self.v, (opp, me), n - n // 2, seed=1235, record=False)
+            recs = play_match(self.v, me, make_agent(spec, self.v), n, seed=1234)
             s = summarize(recs, agent="td")
             out[f"vs_{spec}/win_rate"] = s["win_rate"]
             out[f"vs_{spec}/points_per_game"] = s["points_per_game"]
