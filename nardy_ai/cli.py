@@ -288,8 +288,10 @@ def cmd_tournament(args) -> int:
     from . import tournament as tm
     from .variants import parse_variant_spec
     v = parse_variant_spec(args.variant)
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise NardyError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.address and args.backend != "ray":
+        raise NardyError("--address is for --backend ray")
     if args.resume:
         if not args.out:
             raise NardyError("--resume needs --out DIR, the folder of the tournament to continue")
@@ -306,7 +308,8 @@ def cmd_tournament(args) -> int:
                                      bool(args.gauntlet), tm.DEFAULT_CHUNK if args.chunk is None else args.chunk,
                                      args.stakes or "none")
     try:
-        tm.run_tournament(config, out, resume=args.resume, jobs=args.jobs, progress=not args.no_progress)
+        tm.run_tournament(config, out, resume=args.resume, jobs=args.jobs, progress=not args.no_progress,
+                          backend=args.backend, address=args.address)
     except KeyboardInterrupt:
         print(f"nardy: interrupted; continue with: nardy tournament --variant {args.variant} --out {out} --resume",
               file=sys.stderr)
@@ -387,7 +390,12 @@ def build_parser() -> argparse.ArgumentParser:
     tn.add_argument("--agents", nargs="+",
                     help="agent specs (default: the shipped checkpoint of the variant, pubeval, heuristic, random)")
     tn.add_argument("--games", type=int, help="games per pairing, played in duplicate-dice pairs (default 400)")
-    tn.add_argument("--jobs", type=int, default=1, help="worker processes (results do not depend on it)")
+    tn.add_argument("--jobs", type=int, help="local worker processes (default 1), or the CPUs of a local Ray "
+                    "instance (default all); results do not depend on it")
+    tn.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="local processes (default) or Ray tasks; results do not depend on it")
+    tn.add_argument("--address", help="--backend ray: the cluster to join (e.g. auto or HOST:6379; "
+                    "default: start a local Ray instance)")
     tn.add_argument("--seed", type=int, help="tournament seed (default 0)")
     tn.add_argument("--out", help="output folder (default tournaments/<variant>-<date>-<time>)")
     tn.add_argument("--resume", action="store_true", help="continue the tournament in --out")

@@ -8,10 +8,12 @@ are grouped in chunks of ``chunk`` pairs; a chunk is two calls of
 swapped.  (In ``play_games`` the dice of a game depend on the seed and the batch size, never on
 the plays, so both calls roll the same dice game for game.)  The seed of a chunk depends only
 on the tournament seed, the two agent specs and the chunk number, so the games are the same
-whatever the number of worker processes, the order in which chunks finish, or how often the
-tournament was stopped and resumed.  Workers are spawned processes that build their agents
-from the specs, so with ``jobs > 1`` every agent must be known to
-:func:`~nardy_ai.agents.make_agent` in a fresh interpreter.
+whatever runs them (this process, ``--jobs`` local processes or a Ray cluster: see
+:mod:`nardy_ai.backends`), the order in which chunks finish, or how often the tournament was
+stopped and resumed.  Workers build their agents from the specs, so outside this process every
+agent must be known to :func:`~nardy_ai.agents.make_agent` in a fresh interpreter (and a
+checkpoint path must be readable where the worker runs).  A worker that dies loses only its
+chunk, which is played again; a game is written once, when its chunk's results arrive.
 
 Statistics (all from the games alone, so a resumed tournament gives the same summary).
 
@@ -58,7 +60,6 @@ import json
 import math
 import os
 import re
-import signal
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -68,6 +69,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from .agents import AGENTS, Agent, make_agent
+from .backends import Backend, make_backend
 from .bench import machine_description
 from .errors import FormatError, NardyError
 from .cube import stakes_variant
@@ -252,6 +254,10 @@ class Chunk:
     def indices(self) -> range:
         return range(2 * self.first_pair, 2 * (self.first_pair + self.pairs))
 
+    def label(self) -> str:
+        first = 2 * self.first_pair
+        return f"games {first}-{first + 2 * self.pairs - 1} of {self.a} vs {self.b}"
+
 
 def chunk_seed(seed: int, a: str, b: str, number: int) -> int:
     """The dice seed of chunk ``number`` of pairing ``(a, b)`` (63 bits)."""
@@ -296,23 +302,6 @@ def play_chunk(chunk: Chunk) -> tuple[Chunk, list[tuple[int, GameRecord]]]:
         out.append((2 * k, replace(r1, white=chunk.a, black=chunk.b)))
         out.append((2 * k + 1, replace(r2, white=chunk.b, black=chunk.a)))
     return chunk, out
-
-
-def _init_worker() -> None:
-    # One thread per worker (the workers are the parallelism); Ctrl-C is the parent's to handle.
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(name, "1")
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _run_chunks(chunks: list[Chunk], jobs: int) -> Iterator[tuple[Chunk, list[tuple[int, GameRecord]]]]:
-    if jobs <= 1 or len(chunks) <= 1:
-        for c in chunks:
-            yield play_chunk(c)
-        return
-    import multiprocessing as mp
-    with mp.get_context("spawn").Pool(min(jobs, len(chunks)), initializer=_init_worker) as pool:
-        yield from pool.imap_unordered(play_chunk, chunks)
 
 
 # --- the games file -------------------------------------------------------------------------
@@ -699,14 +688,17 @@ def _leader(tally: dict[str, list[float]]) -> str:
     return f"leader {display_name(best, 24)} {played[best]:+.2f} pts/game"
 
 
-def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: bool = False, jobs: int = 1,
-                   progress: bool = True, log: Callable[[str], None] = print) -> dict:
+def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: bool = False, jobs: int | None = None,
+                   progress: bool = True, log: Callable[[str], None] = print, backend: str | Backend = "local",
+                   address: str | None = None, play: Callable[[Chunk], tuple] | None = None) -> dict:
     """Play (or finish) a tournament in folder ``out`` and write its outputs; the summary.
 
     Without ``resume`` the folder must not hold a tournament yet; with it, ``config`` must be
     the saved one (see :func:`resume_config`) and the games already in ``games.jsonl`` are
-    kept.  ``jobs`` worker processes (spawned) play chunks in parallel; results do not depend
-    on ``jobs``.
+    kept.  Chunks run on ``backend`` (see :mod:`nardy_ai.backends`: ``local`` with ``jobs``
+    spawned processes, default 1, or ``ray`` at ``address``, or a :class:`Backend` object);
+    results do not depend on the backend or ``jobs``.  ``play`` replaces :func:`play_chunk`
+    (tests use it to kill workers).
     """
     config.check()
     for spec in config.agents:          # a bad spec fails here, before any file is written
@@ -721,7 +713,13 @@ def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: boo
         except OSError as e:
             raise TournamentError(f"cannot create {out}: {e.strerror}") from None
     with _folder_lock(out):
-        return _play(config, out, resume, jobs, progress, log)
+        own = not isinstance(backend, Backend)
+        runner = make_backend(backend, jobs, address, log) if own else backend
+        try:
+            return _play(config, out, resume, runner, play or play_chunk, progress, log)
+        finally:
+            if own:
+                runner.close()
 
 
 @contextlib.contextmanager
@@ -740,8 +738,8 @@ def _folder_lock(out: Path) -> Iterator[None]:
         yield
 
 
-def _play(config: TournamentConfig, out: Path, resume: bool, jobs: int, progress: bool,
-          log: Callable[[str], None]) -> dict:
+def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, play: Callable,
+          progress: bool, log: Callable[[str], None]) -> dict:
     from tqdm import tqdm
 
     games_path = out / GAMES_FILE
@@ -778,7 +776,7 @@ def _play(config: TournamentConfig, out: Path, resume: bool, jobs: int, progress
     with open(games_path, "a", encoding="utf-8") as f, \
             tqdm(total=remaining, unit="game", desc="tournament", disable=not progress or not remaining,
                  file=sys.stderr, dynamic_ncols=True) as bar:
-        for chunk, results in _run_chunks(todo, jobs):
+        for chunk, (_, results) in backend.run(play, todo):
             lines = []
             for index, record in results:
                 key = (chunk.a, chunk.b, index)
@@ -795,12 +793,12 @@ def _play(config: TournamentConfig, out: Path, resume: bool, jobs: int, progress
     elapsed = time.perf_counter() - start
     summary = summarize_tournament(config, done)
     if remaining:
-        procs = 1 if jobs <= 1 or len(todo) <= 1 else min(jobs, len(todo))
         log(f"{remaining} games in {elapsed:.1f} s ({remaining / max(elapsed, 1e-9):.1f} games/s, "
-            f"{procs} process{'es' if procs > 1 else ''})")
+            f"{backend.describe()})")
         session = {"finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "games": remaining,
                    "seconds": round(elapsed, 3), "games_per_s": round(remaining / max(elapsed, 1e-9), 2),
-                   "processes": procs, "machine": machine_description()}
+                   "backend": backend.name, "workers": backend.workers, "runs": backend.describe(),
+                   "tasks_rerun": backend.restarts, "machine": machine_description()}
         with open(out / SESSIONS_FILE, "a", encoding="utf-8") as f:
             f.write(json.dumps(session) + "\n")
     written = write_outputs(out, config, summary, done, log)     # files first: printing may fail

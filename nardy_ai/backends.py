@@ -1,0 +1,268 @@
+"""Where independent tasks run: in this process, in local worker processes, or on a Ray cluster.
+
+A tournament is a list of independent tasks (chunks of games); :func:`run_tasks` hands them
+to a :class:`Backend` and yields ``(task, result)`` as each finishes, in any order.  The
+caller writes each result as it arrives and keys it by the task, so the order never matters
+and nothing is counted twice.
+
+- ``local`` (the default): ``jobs`` spawned worker processes on this machine
+  (:class:`concurrent.futures.ProcessPoolExecutor`); ``jobs = 1`` runs the tasks in this
+  process.
+- ``ray``: Ray tasks (https://docs.ray.io), one CPU each, on the cluster at ``address`` or,
+  without one, on a Ray instance started on this machine with ``jobs`` CPUs (default: all).
+  Ray is an optional extra: ``pip install 'nardy-ai[ray]'``.
+
+Fault handling (both multi-process backends): a worker process that dies while running a
+task (killed, out of memory, a lost node) loses only that task's work; the task is run again
+from scratch, up to ``retries`` times, and a message says so.  A task that *raises* is not
+retried: its error is raised here (a :class:`~nardy_ai.errors.NardyError` as it is).  Tasks
+must therefore be pure: the same task gives the same result wherever and however often it runs
+(a tournament chunk carries its own dice seed).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any, Callable, Iterator, Sequence
+
+from .errors import NardyError
+
+BACKENDS = ("local", "ray")
+RAY_INSTALL_HINT = "pip install 'nardy-ai[ray]' (or pip install ray)"
+
+
+class BackendError(NardyError):
+    """A backend that cannot start or a task that could not be completed."""
+
+
+def require_ray():
+    """The ``ray`` module, or a :class:`BackendError` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise BackendError(f"--backend ray needs Ray, which is not installed: {RAY_INSTALL_HINT}") from None
+    return ray
+
+
+def _init_worker() -> None:
+    # One thread per worker (the workers are the parallelism); Ctrl-C is the parent's to handle.
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    try:
+        import torch
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Backend:
+    """Runs ``fn(task)`` for many tasks; see :meth:`run`."""
+
+    name = "inline"
+    retries = 2
+
+    def __init__(self, log: Callable[[str], None] = print):
+        self.log = log
+        self.restarts = 0        # tasks re-run because their worker died
+
+    @property
+    def workers(self) -> int:
+        """Tasks that can run at once."""
+        return 1
+
+    def describe(self) -> str:
+        """One line for logs: what runs the tasks."""
+        return "1 process"
+
+    def run(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> Iterator[tuple[Any, Any]]:
+        """Yield ``(task, fn(task))`` for every task, in the order they finish."""
+        for t in tasks:
+            yield t, fn(t)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _strike(self, strikes: dict[int, int], i: int, task: Any, why: str) -> None:
+        strikes[i] = strikes.get(i, 0) + 1
+        if strikes[i] > self.retries:
+            raise BackendError(f"a worker died {strikes[i]} times while running {_label(task)} ({why}); giving up")
+        self.restarts += 1
+        self.log(f"a worker died while running {_label(task)} ({why}); running it again")
+
+
+def _call(fn: Callable[[Any], Any], task: Any) -> Any:
+    """A Ray task: ``fn(task)`` (Ray needs a plain function; ``fn`` may be a partial)."""
+    return fn(task)
+
+
+def _label(task: Any) -> str:
+    label = getattr(task, "label", None)
+    return label() if callable(label) else repr(task)
+
+
+class LocalProcesses(Backend):
+    """``jobs`` spawned processes on this machine; a broken pool is replaced and the tasks it
+    was running are run again."""
+
+    name = "local"
+
+    def __init__(self, jobs: int, log: Callable[[str], None] = print):
+        super().__init__(log)
+        if jobs < 1:
+            raise BackendError(f"--jobs must be at least 1, got {jobs}")
+        self.jobs = jobs
+
+    @property
+    def workers(self) -> int:
+        return self.jobs
+
+    def describe(self) -> str:
+        return f"{self.jobs} process{'es' if self.jobs > 1 else ''}"
+
+    def run(self, fn, tasks):
+        if self.jobs <= 1 or len(tasks) <= 1:
+            yield from super().run(fn, tasks)
+            return
+        import multiprocessing as mp
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        queue = list(range(len(tasks)))[::-1]         # pop() takes the first task first
+        strikes: dict[int, int] = {}
+        ctx = mp.get_context("spawn")
+        complete = False
+        while queue:
+            pool = ProcessPoolExecutor(min(self.jobs, len(queue)), mp_context=ctx, initializer=_init_worker)
+            running: dict = {}
+            broken = False
+            try:
+                while queue or running:
+                    # Only `jobs` tasks in flight: when a worker dies, those are the suspects.
+                    while queue and len(running) < self.jobs and not broken:
+                        i = queue.pop()
+                        try:
+                            running[pool.submit(fn, tasks[i])] = i
+                        except BrokenProcessPool:     # a worker died since the last wait
+                            queue.append(i)
+                            broken = True
+                    if not running:
+                        break
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        i = running.pop(fut)
+                        try:
+                            result = fut.result()
+                        except BrokenProcessPool:
+                            broken = True
+                            queue.append(i)
+                            self._strike(strikes, i, tasks[i], "worker process ended")
+                            continue
+                        yield tasks[i], result
+                    if broken:
+                        for fut, i in running.items():        # lost with the pool: run again
+                            queue.append(i)
+                        running.clear()
+                        break
+                else:
+                    complete = True
+            finally:
+                if not complete and not broken:      # interrupted: stop the workers now
+                    for p in list(getattr(pool, "_processes", {}).values()):
+                        p.terminate()
+                pool.shutdown(wait=complete, cancel_futures=True)
+
+
+class RayTasks(Backend):
+    """Ray tasks of one CPU each, at most ``2 x`` the cluster's CPUs in flight."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, jobs: int | None = None,
+                 log: Callable[[str], None] = print):
+        super().__init__(log)
+        self.ray = ray = require_ray()
+        self.owns = False
+        if not ray.is_initialized():
+            import logging
+            kwargs: dict = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+            if address is None and jobs is not None:
+                if jobs < 1:
+                    raise BackendError(f"--jobs must be at least 1, got {jobs}")
+                kwargs["num_cpus"] = jobs
+            try:
+                ray.init(address=address, **kwargs)
+            except Exception as e:               # unreachable address, bad cluster, ...
+                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+                raise BackendError(f"cannot connect to {where}: {e}") from None
+            self.owns = True
+        self.address = address
+
+    @property
+    def workers(self) -> int:
+        return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
+
+    def describe(self) -> str:
+        where = f"cluster {self.address}" if self.address else "local Ray instance"
+        return f"Ray {self.ray.__version__}, {where}, {self.workers} CPUs"
+
+    def run(self, fn, tasks):
+        ray = self.ray
+        from ray import exceptions as rex
+        lost_work = tuple(getattr(rex, n) for n in (
+            "WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedError",
+            "RayActorError", "OutOfMemoryError", "LocalRayletDiedError") if hasattr(rex, n))
+        remote = ray.remote(num_cpus=1, max_retries=0)(_call)
+        fn_ref = ray.put(fn)
+        limit = 2 * self.workers
+        queue = list(range(len(tasks)))[::-1]
+        strikes: dict[int, int] = {}
+        running: dict = {}
+        try:
+            while queue or running:
+                while queue and len(running) < limit:
+                    i = queue.pop()
+                    running[remote.remote(fn_ref, tasks[i])] = i
+                ready, _ = ray.wait(list(running), num_returns=1)
+                for ref in ready:
+                    i = running.pop(ref)
+                    try:
+                        result = ray.get(ref)
+                    except rex.RayTaskError as e:     # the task raised: not a lost worker
+                        cause = getattr(e, "cause", None)
+                        if isinstance(cause, BaseException):
+                            raise cause from None
+                        raise BackendError(f"{_label(tasks[i])} failed: {e}") from None
+                    except lost_work as e:
+                        queue.append(i)
+                        self._strike(strikes, i, tasks[i], type(e).__name__)
+                        continue
+                    yield tasks[i], result
+        finally:
+            for ref in running:
+                ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        if self.owns and self.ray.is_initialized():
+            self.ray.shutdown()
+
+
+def make_backend(name: str, jobs: int | None = None, address: str | None = None,
+                 log: Callable[[str], None] = print) -> Backend:
+    """The backend called ``name`` (``local`` or ``ray``).  ``jobs``: local worker processes
+    (default 1), or the CPUs of a local Ray instance (default: all of this machine's).
+    ``address``: a Ray cluster to join (``ray`` only)."""
+    if name not in BACKENDS:
+        raise BackendError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
+    if name == "local":
+        if address is not None:
+            raise BackendError("--address is for --backend ray")
+        return LocalProcesses(1 if jobs is None else jobs, log)
+    return RayTasks(address, jobs, log)

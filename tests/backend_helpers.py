@@ -1,0 +1,41 @@
+"""Tasks for the backend tests that kill or break their own worker (importable by workers)."""
+
+import os
+from pathlib import Path
+
+from nardy_ai.errors import NardyError
+
+
+def die_once(marker_dir: str, victim, fn, task):
+    """Run ``fn(task)``, except that the first time ``task == victim`` the worker process
+    ends abruptly (as if killed) after leaving a marker file; the attempts are counted in
+    ``attempts-<victim>``."""
+    if task == victim:
+        d = Path(marker_dir)
+        with open(d / f"attempts-{_name(victim)}", "a") as f:
+            f.write("x")
+        marker = d / f"died-{_name(victim)}"
+        if not marker.exists():
+            marker.write_text("dead")
+            os._exit(3)
+    return fn(task)
+
+
+def _name(task) -> str:
+    label = getattr(task, "label", None)
+    text = label() if callable(label) else str(task)
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+def fail_on(bad: int, x: int) -> int:
+    if x == bad:
+        raise NardyError(f"task {x} is bad")
+    return x
+
+
+def always_die(x: int) -> int:
+    os._exit(4)

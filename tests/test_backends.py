@@ -1,0 +1,173 @@
+"""Backends (nardy_ai.backends): local processes and Ray give the same tournament, game for
+game; a worker that dies loses only its task, which runs again and is counted once; a task
+that raises is not retried; without Ray, --backend ray says how to install it."""
+
+import functools
+import json
+import sys
+
+import pytest
+
+import backend_helpers as bh
+from nardy_ai import tournament as tm
+from nardy_ai.backends import BackendError, LocalProcesses, make_backend
+from nardy_ai.cli import main
+
+CONFIG = dict(variant="backgammon", agents=("heuristic", "random", "pubeval"), games=8, seed=11, chunk=2)
+
+
+def config() -> tm.TournamentConfig:
+    c = dict(CONFIG)
+    return tm.TournamentConfig(c.pop("variant"), c.pop("agents"), **c)
+
+
+def games_of(folder) -> list[str]:
+    return sorted((folder / tm.GAMES_FILE).read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    """A small local Ray instance with 2 CPUs, shared by the Ray tests of this module."""
+    ray = pytest.importorskip("ray")
+    import logging
+    import ray.cloudpickle
+    ray.cloudpickle.register_pickle_by_value(bh)        # workers do not see tests/ on their path
+    ray.init(num_cpus=2, object_store_memory=100 * 2**20, include_dashboard=False,
+             log_to_driver=False, logging_level=logging.ERROR)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def local_reference(tmp_path_factory):
+    """The tournament played in this process: the games every backend must reproduce."""
+    out = tmp_path_factory.mktemp("ref") / "t"
+    summary = tm.run_tournament(config(), out, progress=False, log=lambda s: None)
+    return out, summary
+
+
+# --- the backends on plain tasks --------------------------------------------------------------
+
+def test_unknown_backend_and_address_without_ray_are_errors():
+    with pytest.raises(BackendError, match="unknown backend 'spark'"):
+        make_backend("spark")
+    with pytest.raises(BackendError, match="--address is for --backend ray"):
+        make_backend("local", address="auto")
+    with pytest.raises(BackendError, match="--jobs must be at least 1"):
+        make_backend("local", jobs=0)
+
+
+def test_local_processes_run_every_task_once():
+    logs = []
+    with LocalProcesses(2, logs.append) as b:
+        out = dict(b.run(bh.square, list(range(7))))
+    assert out == {i: i * i for i in range(7)} and b.restarts == 0 and logs == []
+
+
+def test_local_worker_that_dies_loses_only_its_task(tmp_path):
+    logs = []
+    fn = functools.partial(bh.die_once, str(tmp_path), 3, bh.square)
+    with LocalProcesses(2, logs.append) as b:
+        results = list(b.run(fn, list(range(6))))
+    assert sorted(results) == [(i, i * i) for i in range(6)]          # each task exactly once
+    assert (tmp_path / "attempts-3").read_text() == "xx"                 # task 3 ran twice
+    assert b.restarts >= 1 and any("worker died while running 3" in x for x in logs)
+
+
+def test_a_task_that_always_kills_its_worker_is_given_up(tmp_path):
+    with LocalProcesses(2, lambda s: None) as b:
+        with pytest.raises(BackendError, match="a worker died 3 times while running"):
+            list(b.run(bh.always_die, [1, 2]))
+
+
+def test_a_task_that_raises_is_not_retried():
+    with LocalProcesses(2, lambda s: None) as b:
+        with pytest.raises(Exception, match="task 2 is bad"):
+            list(b.run(functools.partial(bh.fail_on, 2), [1, 2, 3]))
+
+
+# --- tournaments ------------------------------------------------------------------------------
+
+def test_local_processes_give_the_games_of_one_process(tmp_path, local_reference):
+    ref, summary = local_reference
+    out = tmp_path / "local2"
+    assert tm.run_tournament(config(), out, jobs=2, progress=False, log=lambda s: None) == summary
+    assert games_of(out) == games_of(ref)
+
+
+def test_tournament_worker_killed_mid_chunk_replays_that_chunk_only(tmp_path, local_reference):
+    ref, summary = local_reference
+    victim = tm.schedule(config())[4]
+    play = functools.partial(bh.die_once, str(tmp_path), victim, tm.play_chunk)
+    logs = []
+    out = tmp_path / "t"
+    assert tm.run_tournament(config(), out, jobs=2, progress=False, log=logs.append, play=play) == summary
+    lines = (out / tm.GAMES_FILE).read_text().splitlines()
+    keys = [(d["pairing"][0], d["pairing"][1], d["index"]) for d in map(json.loads, lines)]
+    assert len(keys) == len(set(keys)) == 3 * 8                      # nothing written twice
+    assert sorted(lines) == games_of(ref)
+    assert any("worker died while running " + victim.label() in x for x in logs)
+    session = json.loads((out / tm.SESSIONS_FILE).read_text().splitlines()[-1])
+    assert session["backend"] == "local" and session["tasks_rerun"] >= 1
+
+
+def test_ray_tournament_gives_the_same_games_as_local(tmp_path, ray_instance, local_reference):
+    ref, summary = local_reference
+    out = tmp_path / "ray"
+    assert tm.run_tournament(config(), out, backend="ray", progress=False, log=lambda s: None) == summary
+    assert games_of(out) == games_of(ref)
+    session = json.loads((out / tm.SESSIONS_FILE).read_text())
+    assert session["backend"] == "ray" and session["workers"] == 2 and session["tasks_rerun"] == 0
+
+
+def test_ray_worker_killed_mid_chunk_replays_that_chunk_only(tmp_path, ray_instance, local_reference):
+    ref, summary = local_reference
+    victim = tm.schedule(config())[2]
+    play = functools.partial(bh.die_once, str(tmp_path), victim, tm.play_chunk)
+    logs = []
+    out = tmp_path / "ray"
+    assert tm.run_tournament(config(), out, backend="ray", progress=False, log=logs.append, play=play) == summary
+    lines = (out / tm.GAMES_FILE).read_text().splitlines()
+    assert len(lines) == len(set(lines)) == 3 * 8 and sorted(lines) == games_of(ref)
+    assert (tmp_path / f"attempts-{bh._name(victim)}").read_text() == "xx"
+    assert any("worker died while running " + victim.label() in x and "WorkerCrashedError" in x for x in logs)
+
+
+def test_ray_task_that_raises_reports_its_error(ray_instance):
+    b = make_backend("ray", log=lambda s: None)
+    with pytest.raises(Exception, match="task 2 is bad"):
+        list(b.run(functools.partial(bh.fail_on, 2), [1, 2, 3]))
+    b.close()                       # the test's instance is not the backend's: it stays up
+    assert ray_instance.is_initialized()
+
+
+def test_ray_resume_of_a_local_tournament(tmp_path, ray_instance, local_reference):
+    """A tournament started locally can be finished on Ray (and the other way round)."""
+    ref, summary = local_reference
+    out = tmp_path / "mixed"
+    out.mkdir()
+    lines = games_of(ref)
+    (out / tm.CONFIG_FILE).write_text((ref / tm.CONFIG_FILE).read_text())
+    (out / tm.GAMES_FILE).write_text("\n".join(lines[:10]) + "\n")
+    assert tm.run_tournament(config(), out, resume=True, backend="ray", progress=False,
+                             log=lambda s: None) == summary
+    assert games_of(out) == lines
+
+
+# --- without Ray -----------------------------------------------------------------------------
+
+def test_without_ray_the_ray_backend_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)           # import ray now fails
+    with pytest.raises(BackendError, match=r"pip install 'nardy-ai\[ray\]'"):
+        make_backend("ray")
+    code = main(["tournament", "--variant", "backgammon", "--agents", "heuristic", "random", "--games", "2",
+                 "--backend", "ray", "--out", str(tmp_path / "t"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "nardy-ai[ray]" in err and "Traceback" not in err
+    assert not (tmp_path / "t" / tm.GAMES_FILE).exists()
+
+
+def test_address_needs_the_ray_backend(tmp_path, capsys):
+    code = main(["tournament", "--variant", "backgammon", "--agents", "heuristic", "random", "--games", "2",
+                 "--address", "auto", "--out", str(tmp_path / "t"), "--no-progress"])
+    assert code == 2 and "--address is for --backend ray" in capsys.readouterr().err
