@@ -257,7 +257,13 @@ def cmd_train(args) -> int:
     parse_variant_spec(cfg.variant)
     name = cfg.name or os.path.splitext(os.path.basename(args.config))[0]
     out = args.out or os.path.join("runs", name)
-    trainer = Trainer(cfg, out, config_text=text, resume=args.resume)
+    if args.actors is not None:
+        if args.backend != "ray":
+            raise NardyError("--actors is for --backend ray")
+        if args.actors < 1:
+            raise NardyError(f"--actors must be at least 1, got {args.actors}")
+        cfg.ray.actors = args.actors
+    trainer = Trainer(cfg, out, config_text=text, resume=args.resume, backend=args.backend, address=args.address)
 
     def stop(signum, frame):
         # First signal: stop after this ply and write a checkpoint; a second one kills.
@@ -380,6 +386,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", help="run folder (default runs/<config name>)")
     t.add_argument("--games", type=int, help="stop at this many games (default: the config's)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    t.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="self-play in this process (default) or on Ray actors feeding this learner")
+    t.add_argument("--address", help="--backend ray: the cluster to join (default: a local Ray instance)")
+    t.add_argument("--actors", type=int, help="--backend ray: self-play actors (default: the config's "
+                   "[ray] actors, 0 = one per CPU less one)")
     t.set_defaults(func=cmd_train)
 
     v = sub.add_parser("variants", help="list the variants and their versions")

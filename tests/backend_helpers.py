@@ -39,3 +39,23 @@ def fail_on(bad: int, x: int) -> int:
 
 def always_die(x: int) -> int:
     os._exit(4)
+
+
+def dying_actor(marker_dir: str, on_call: int = 2):
+    """A self-play actor class whose process ends abruptly in its ``on_call``-th batch the
+    first time (a marker file keeps its replacement alive)."""
+    from training.distributed import SelfPlayActor
+
+    class DyingActor(SelfPlayActor):
+        calls = 0
+
+        def play_games(self, games, weights=None, version=0):
+            self.calls += 1
+            out = super().play_games(games, weights, version)    # games played, then lost
+            marker = Path(marker_dir) / "actor-died"
+            if self.calls == on_call and not marker.exists():
+                marker.write_text(str(len(out["games"])))
+                os._exit(5)
+            return out
+
+    return DyingActor

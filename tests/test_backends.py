@@ -26,19 +26,6 @@ def games_of(folder) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def ray_instance():
-    """A small local Ray instance with 2 CPUs, shared by the Ray tests of this module."""
-    ray = pytest.importorskip("ray")
-    import logging
-    import ray.cloudpickle
-    ray.cloudpickle.register_pickle_by_value(bh)        # workers do not see tests/ on their path
-    ray.init(num_cpus=2, object_store_memory=100 * 2**20, include_dashboard=False,
-             log_to_driver=False, logging_level=logging.ERROR)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def local_reference(tmp_path_factory):
     """The tournament played in this process: the games every backend must reproduce."""
     out = tmp_path_factory.mktemp("ref") / "t"

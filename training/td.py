@@ -187,16 +187,44 @@ class SelfPlay:
         return finished
 
 
+class LocalSelfPlay:
+    """Self-play in this process: the learner's own network plays (the local backend)."""
+
+    def __init__(self, play: SelfPlay):
+        self.play = play
+
+    def describe(self) -> str:
+        return f"this process, {self.play.n} games in lockstep"
+
+    def games(self) -> list[FinishedGame]:
+        return self.play.ply()
+
+    def after_update(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 class Trainer:
     """A training run in a folder: config copy, checkpoints, TensorBoard events, metrics.jsonl."""
 
     def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
-                 resume: bool = False, log: bool = True):
+                 resume: bool = False, log: bool = True, backend: str = "local",
+                 address: str | None = None, print_fn=print):
         self.cfg = cfg
         self.v = parse_variant_spec(cfg.variant)
         self.run_dir = run_dir
         self.ckpt_path = os.path.join(run_dir, "checkpoint.pt")
         self.log_enabled = log
+        if backend not in ("local", "ray"):
+            raise NardyError(f"unknown backend {backend!r} (known: local, ray)")
+        if address is not None and backend != "ray":
+            raise NardyError("--address is for --backend ray")
+        if backend == "ray":
+            from nardy_ai.backends import require_ray
+            require_ray()                 # before any file is written
+        self.backend, self.address, self.print = backend, address, print_fn
         if cfg.run.threads:
             torch.set_num_threads(cfg.run.threads)
         device = None if cfg.run.device == "auto" else cfg.run.device
@@ -227,6 +255,7 @@ class Trainer:
         self.play = SelfPlay(self.ev, cfg.selfplay.parallel_games, self.rng,
                              cfg.selfplay.epsilon, cfg.selfplay.temperature, self.timers)
         self.pending: list[FinishedGame] = []
+        self.recent: dict = defaultdict(list)
         self.last_eval: dict = {}
         self.stop_requested = False
 
@@ -251,9 +280,11 @@ class Trainer:
         saved = config_from_dict(data["config"]).to_dict()
         now = self.cfg.to_dict()
         # A resumed run may be extended or watched differently (total games, [run] cadence,
-        # threads, device); anything that changes what is learned must stay as it was.
+        # threads, device) or run elsewhere ([ray]); anything that changes what is learned
+        # must stay as it was.
         for d in (saved, now):
             d.pop("run")
+            d.pop("ray")
             d["selfplay"].pop("total_games")
         if saved != now:
             changed = sorted(f"{sec}.{k}" for sec in now if isinstance(now[sec], dict)
@@ -290,6 +321,7 @@ class Trainer:
     # --- logging ---------------------------------------------------------------------
 
     def _log(self, kind: str, scalars: dict) -> None:
+        """One metrics.jsonl line and one TensorBoard scalar per value (numbers only)."""
         if not self.log_enabled:
             return
         for k, val in scalars.items():
@@ -345,6 +377,15 @@ class Trainer:
             out[f"vs_{spec}/points_per_game"] = s["points_per_game"]
         return out
 
+    def self_play(self):
+        """Where this session's games come from: this process, or Ray actors."""
+        if self.backend == "local":
+            return LocalSelfPlay(self.play)
+        from .distributed import RaySelfPlay
+        r = self.cfg.ray
+        return RaySelfPlay(self, self.address, r.actors, r.weights_every, r.parallel_games, r.games_per_call,
+                           log=self.print)
+
     def start_equity(self) -> float:
         """Network equity (points per game) for the player about to roll at the start."""
         return float(-self.ev.equity(start_board(self.v)[None])[0])
@@ -360,7 +401,13 @@ class Trainer:
         next_ckpt = (self.games // cfg.run.checkpoint_every + 1) * cfg.run.checkpoint_every
         next_eval = (self.games // cfg.run.eval_every + 1) * cfg.run.eval_every if cfg.run.eval_every else None
         next_log = (self.games // cfg.run.log_every + 1) * cfg.run.log_every
-        recent = defaultdict(list)
+        recent = self.recent
+        recent.clear()
+        source = self.self_play()
+        if self.log_enabled:
+            with open(os.path.join(self.run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
+                f.write(json.dumps({"kind": "session", "games": self.games, "time": round(time.time(), 3),
+                                    "backend": self.backend, "self_play": source.describe()}) + "\n")
         bar = tqdm(total=total, initial=self.games, unit="game", disable=not progress,
                    dynamic_ncols=True, desc=f"train {self.v.id}")
         if self.games == 0 and self.log_enabled:
@@ -369,7 +416,7 @@ class Trainer:
             while self.games < total and not self.stop_requested:
                 if seconds is not None and time.perf_counter() - t_begin > seconds:
                     break
-                finished = self.play.ply()
+                finished = source.games()
                 for g in finished:
                     recent["length"].append(len(g.boards))
                     recent["level"].append(g.level)
@@ -380,6 +427,7 @@ class Trainer:
                     recent["loss"].append(stats["loss"])
                     recent["td_error"].append(stats["td_error"])
                     self.games += len(batch)
+                    source.after_update()
                     bar.update(len(batch))
                     rate = (self.games - games0) / max(time.perf_counter() - t_begin, 1e-9)
                     bar.set_postfix(games_s=f"{rate:.0f}", **{k.replace("/", "_"): f"{v:.3f}"
@@ -393,6 +441,8 @@ class Trainer:
                                 "games_per_s": rate, "start_equity": self.start_equity()}
                         for lv in range(1, len(self.v.scoring) + 1):
                             scal[f"outcome_level{lv}"] = float(np.mean(levels == lv))
+                        if recent["weights_lag"]:
+                            scal["weights_lag"] = float(np.mean(recent["weights_lag"]))
                         self._log("train", scal)
                         recent.clear()
                     if next_eval is not None and self.games >= next_eval:
@@ -404,6 +454,7 @@ class Trainer:
                         self.checkpoint()
         finally:
             bar.close()
+            source.close()
         elapsed = time.perf_counter() - t_begin
         if self.log_enabled:
             self.checkpoint()
