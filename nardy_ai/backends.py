@@ -193,6 +193,9 @@ class RayTasks(Backend):
         if not ray.is_initialized():
             import logging
             kwargs: dict = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+            if address is not None and jobs is not None:
+                raise BackendError("--jobs sets the CPUs of a local Ray instance; with --address the "
+                                   "cluster's CPUs are used (leave --jobs out)")
             if address is None and jobs is not None:
                 if jobs < 1:
                     raise BackendError(f"--jobs must be at least 1, got {jobs}")

@@ -229,7 +229,7 @@ def cmd_bench(args) -> int:
     elif args.what == "agents":
         hidden = tuple(int(x) for x in args.hidden.split(","))
         for name in args.variant or ["backgammon"]:
-            row = bench.bench_agents(get_variant(name), args.checkpoint, hidden, args.games,
+            row = bench.bench_agents(get_variant(name), args.checkpoint, hidden, args.games or 512,
                                      repeats=args.repeats)
             print(json.dumps(row) if args.json else bench.format_agents(row))
     elif args.what == "evaluators":
@@ -238,6 +238,12 @@ def cmd_bench(args) -> int:
             specs = args.agents or ["random", "heuristic"] + ([] if v.is_long else ["pubeval"])
             row = bench.bench_evaluators(v, specs, args.reference, args.seed or 0, args.positions)
             print(json.dumps(row) if args.json else bench.format_evaluators(row))
+    elif args.what == "backends":
+        hidden = tuple(int(x) for x in args.hidden.split(","))
+        for name in args.variant or ["backgammon"]:
+            row = bench.bench_backends(get_variant(name), args.agents, args.games or 100, jobs=args.jobs,
+                                       train_seconds=args.seconds, hidden=hidden)
+            print(json.dumps(row) if args.json else bench.format_backends(row))
     return 0
 
 
@@ -360,18 +366,21 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_play)
 
     b = sub.add_parser("bench", help="benchmarks (figures with units and the machine)")
-    b.add_argument("what", choices=["movegen", "train", "agents", "evaluators"])
+    b.add_argument("what", choices=["movegen", "train", "agents", "evaluators", "backends"])
     b.add_argument("--variant", action="append",
                    help="variant (repeatable; default: backgammon and long for movegen, backgammon for train)")
     b.add_argument("--batch-sizes", default="64,1024,8192", help="movegen: batch sizes")
-    b.add_argument("--seconds", type=float, default=30.0, help="train: measuring time")
+    b.add_argument("--seconds", type=float, default=30.0, help="train, backends: measuring time of training")
     b.add_argument("--hidden", default="80", help="train, agents: hidden layer sizes, e.g. 80 or 128,64")
     b.add_argument("--parallel-games", type=int, default=512, help="train: games in lockstep")
     b.add_argument("--checkpoint", help="agents: the net to time (default: an untrained MLP of --hidden)")
-    b.add_argument("--games", type=int, default=512, help="agents: games in lockstep for games/s")
+    b.add_argument("--games", type=int, help="agents: games in lockstep for games/s (default 512); "
+                   "backends: tournament games per pairing (default 100)")
+    b.add_argument("--jobs", type=int, help="backends: local processes and Ray CPUs (default: all cores)")
     b.add_argument("--repeats", type=int, default=5)
     b.add_argument("--agents", nargs="+", help="evaluators: agent specs to judge (default: random, "
-                   "heuristic, and pubeval on backgammon-family variants)")
+                   "heuristic, and pubeval on backgammon-family variants); backends: tournament agents "
+                   "(default: the shipped ones and the baselines)")
     b.add_argument("--reference", help="evaluators: recompute the reference with this agent spec "
                    "(td:PATH[@Nply], gnubg:Nply) instead of the stored one")
     b.add_argument("--positions", help="evaluators: a position set file (default: the shipped one)")

@@ -158,3 +158,29 @@ def test_address_needs_the_ray_backend(tmp_path, capsys):
     code = main(["tournament", "--variant", "backgammon", "--agents", "heuristic", "random", "--games", "2",
                  "--address", "auto", "--out", str(tmp_path / "t"), "--no-progress"])
     assert code == 2 and "--address is for --backend ray" in capsys.readouterr().err
+
+
+def test_jobs_with_a_cluster_address_is_an_error(ray_instance, monkeypatch):
+    monkeypatch.setattr(ray_instance, "is_initialized", lambda: False)   # as if no instance ran
+    with pytest.raises(BackendError, match="with --address the cluster's CPUs are used"):
+        make_backend("ray", jobs=2, address="auto")
+
+
+def test_python_dash_m_runs_the_nardy_command():
+    import subprocess
+    out = subprocess.run([sys.executable, "-m", "nardy_ai", "variants"], capture_output=True, text=True)
+    assert out.returncode == 0 and "long_dave" in out.stdout
+
+
+def test_bench_backends_reports_rates_and_identical_games(ray_instance):
+    from nardy_ai import bench
+    row = bench.bench_backends("backgammon", ["heuristic", "random"], games=4, jobs=2, train_seconds=6,
+                               parallel_games=32)
+    assert [r["runs"] for r in row["tournament"]][:2] == ["1 process", "2 processes"]
+    assert row["tournament"][2]["runs"].startswith("Ray") and all(r["same_games"] for r in row["tournament"])
+    assert [(r["backend"], r["actors"]) for r in row["train"]] == [("local", 0), ("ray", 1), ("ray", 2)]
+    assert all(r["games_per_s"] > 0 and r["games"] > 0 for r in row["train"])
+    assert row["tournament"][0]["ratio"] == row["train"][0]["ratio"] == 1.0
+    text = bench.format_backends(row)
+    assert "machine:" in text and "games/s" in text and "self-play training" in text
+    assert ray_instance.is_initialized()                 # the bench leaves a running instance alone

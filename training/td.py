@@ -3,7 +3,9 @@
 Read top to bottom: :class:`SelfPlay` plays ``parallel_games`` games at once with the
 network on both sides (one move-generator call and one forward pass per ply for all games);
 finished games go to :func:`lambda_returns`; :class:`Trainer` turns their positions and
-returns into gradient steps, logs, evaluates and checkpoints.
+returns into gradient steps, logs, evaluates and checkpoints.  With ``backend="ray"`` the
+games come from self-play actors on a Ray cluster instead (:mod:`training.distributed`); the
+learning, logging and checkpoints are the same.
 
 Why lambda-returns and not eligibility traces: with hundreds of games in lockstep, per-game
 traces would need a per-game copy of every weight and per-sample gradients.  The *forward
@@ -391,8 +393,9 @@ class Trainer:
         return float(-self.ev.equity(start_board(self.v)[None])[0])
 
     def run(self, total_games: int | None = None, progress: bool = True,
-            seconds: float | None = None) -> dict:
-        """Train until ``total_games`` games (default: the config's) or ``seconds`` pass."""
+            seconds: float | None = None, on_update=None) -> dict:
+        """Train until ``total_games`` games (default: the config's) or ``seconds`` pass.
+        ``on_update()`` is called after every update (benchmarks sample progress with it)."""
         from tqdm import tqdm
         cfg = self.cfg
         total = total_games or cfg.selfplay.total_games
@@ -428,6 +431,8 @@ class Trainer:
                     recent["td_error"].append(stats["td_error"])
                     self.games += len(batch)
                     source.after_update()
+                    if on_update is not None:
+                        on_update()
                     bar.update(len(batch))
                     rate = (self.games - games0) / max(time.perf_counter() - t_begin, 1e-9)
                     bar.set_postfix(games_s=f"{rate:.0f}", **{k.replace("/", "_"): f"{v:.3f}"
