@@ -45,6 +45,33 @@ def require_ray():
     return ray
 
 
+def start_ray(address: str | None = None, cpus: int | None = None) -> bool:
+    """Join the Ray cluster at ``address`` or start a local instance of ``cpus`` CPUs (default
+    all), unless Ray is already running in this process; True if it was started here (the
+    caller then shuts it down).  This process keeps its own SIGINT/SIGTERM handlers: Ray's
+    would abort it without writing a checkpoint."""
+    import logging
+    ray = require_ray()
+    if ray.is_initialized():
+        return False
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    kwargs: dict = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    if address is None and cpus is not None:
+        kwargs["num_cpus"] = cpus
+    try:
+        ray.init(address=address, **kwargs)
+    except Exception as e:               # unreachable address, bad cluster, ...
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        raise BackendError(f"cannot connect to {where}: {e}") from None
+    for sig, handler in handlers.items():
+        if handler is not None:
+            try:
+                signal.signal(sig, handler)
+            except ValueError:          # not the main thread: signals are not ours to handle
+                pass
+    return True
+
+
 def _init_worker() -> None:
     # One thread per worker (the workers are the parallelism); Ctrl-C is the parent's to handle.
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -188,24 +215,13 @@ class RayTasks(Backend):
     def __init__(self, address: str | None = None, jobs: int | None = None,
                  log: Callable[[str], None] = print):
         super().__init__(log)
-        self.ray = ray = require_ray()
-        self.owns = False
-        if not ray.is_initialized():
-            import logging
-            kwargs: dict = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-            if address is not None and jobs is not None:
-                raise BackendError("--jobs sets the CPUs of a local Ray instance; with --address the "
-                                   "cluster's CPUs are used (leave --jobs out)")
-            if address is None and jobs is not None:
-                if jobs < 1:
-                    raise BackendError(f"--jobs must be at least 1, got {jobs}")
-                kwargs["num_cpus"] = jobs
-            try:
-                ray.init(address=address, **kwargs)
-            except Exception as e:               # unreachable address, bad cluster, ...
-                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-                raise BackendError(f"cannot connect to {where}: {e}") from None
-            self.owns = True
+        self.ray = require_ray()
+        if address is not None and jobs is not None:
+            raise BackendError("--jobs sets the CPUs of a local Ray instance; with --address the "
+                               "cluster's CPUs are used (leave --jobs out)")
+        if jobs is not None and jobs < 1:
+            raise BackendError(f"--jobs must be at least 1, got {jobs}")
+        self.owns = start_ray(address, jobs)
         self.address = address
 
     @property

@@ -455,12 +455,11 @@ def bench_backends(variant="backgammon", agents: list[str] | None = None, games:
     reported apart); training rates are steady state: games counted after a warm-up of a
     quarter of ``train_seconds``, divided by the wall seconds after it.  The tournament's
     games are checked to be identical on every backend."""
-    import logging
     import shutil
     import tempfile
 
     from . import tournament as tm
-    from .backends import make_backend, require_ray
+    from .backends import make_backend, require_ray, start_ray
 
     ray = require_ray()
     v = get_variant(variant)
@@ -471,9 +470,7 @@ def bench_backends(variant="backgammon", agents: list[str] | None = None, games:
     tmp = tempfile.mkdtemp(prefix="nardy-bench-")
     rows, reference = [], None
     t0 = time.perf_counter()
-    owns = not ray.is_initialized()          # else: measure on the instance already running
-    if owns:
-        ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    owns = start_ray(cpus=jobs)              # else: measure on the instance already running
     ray_start = time.perf_counter() - t0
     try:
         for name, n in (("local", 1), ("local", jobs), ("ray", jobs)):
@@ -517,10 +514,16 @@ def _train_rate(v: Variant, tmp: str, backend: str, actors: int, seconds: float,
     trainer = Trainer(cfg, os.path.join(tmp, f"train-{backend}{actors}"), log=False, backend=backend,
                       print_fn=lambda s: None)
     marks: list[tuple[float, int]] = []
-    trainer.run(progress=False, seconds=seconds,
-                on_update=lambda: marks.append((time.perf_counter(), trainer.games)))
+    start = time.perf_counter()
+
+    def mark() -> None:     # measure for `seconds`, and over at least 8 updates on a busy machine
+        marks.append((time.perf_counter(), trainer.games))
+        if marks[-1][0] - start >= seconds and len(marks) >= 8:
+            trainer.request_stop()
+
+    trainer.run(progress=False, seconds=10 * seconds + 120, on_update=mark)
     if len(marks) < 2:
-        raise NardyError(f"training on {backend} made fewer than 2 updates in {seconds} s: measure longer (--seconds)")
+        raise NardyError(f"training on {backend} made fewer than 2 updates in {10 * seconds + 120:.0f} s")
     t_end, g_end = marks[-1]
     warm = marks[0][0] + (t_end - marks[0][0]) / 4
     t_w, g_w = next(m for m in marks if m[0] >= warm)

@@ -319,6 +319,12 @@ def cmd_tournament(args) -> int:
         config = tm.TournamentConfig(args.variant, tuple(agents), games, 0 if args.seed is None else args.seed,
                                      bool(args.gauntlet), tm.DEFAULT_CHUNK if args.chunk is None else args.chunk,
                                      args.stakes or "none")
+    import signal
+
+    def terminate(signum, frame):       # SIGTERM stops like Ctrl-C: workers ended, files complete
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
     try:
         tm.run_tournament(config, out, resume=args.resume, jobs=args.jobs, progress=not args.no_progress,
                           backend=args.backend, address=args.address)
@@ -326,6 +332,8 @@ def cmd_tournament(args) -> int:
         print(f"nardy: interrupted; continue with: nardy tournament --variant {args.variant} --out {out} --resume",
               file=sys.stderr)
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0
 
 
@@ -399,7 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="self-play in this process (default) or on Ray actors feeding this learner")
     t.add_argument("--address", help="--backend ray: the cluster to join (default: a local Ray instance)")
     t.add_argument("--actors", type=int, help="--backend ray: self-play actors (default: the config's "
-                   "[ray] actors, 0 = one per CPU less one)")
+                   "[ray] actors, 0 = one per CPU of the cluster)")
     t.set_defaults(func=cmd_train)
 
     v = sub.add_parser("variants", help="list the variants and their versions")

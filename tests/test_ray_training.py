@@ -122,3 +122,38 @@ def test_train_cli_on_ray_and_its_errors(tmp_path, ray_instance, capsys, monkeyp
     assert main(["train", "--config", str(cfg), "--out", str(tmp_path / "z"), "--backend", "ray"]) == 2
     err = capsys.readouterr().err
     assert "nardy-ai[ray]" in err and "Traceback" not in err and not (tmp_path / "z").exists()
+
+
+def test_sigterm_stops_a_ray_run_with_a_checkpoint(tmp_path, ray_instance):
+    """Ray installs its own SIGTERM handler (it aborts); the trainer keeps its own, so a
+    terminated Ray run writes its checkpoint and exits cleanly, then resumes."""
+    import signal
+    import subprocess
+    import time
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('variant = "backgammon"\nseed = 3\n[selfplay]\nparallel_games = 64\ntotal_games = 1000000\n'
+                   '[run]\neval_every = 0\ncheckpoint_every = 1000000\nlog_every = 64\n[ray]\nactors = 1\n')
+    out = tmp_path / "run"
+    address = ray_instance.get_runtime_context().gcs_address       # join the test's instance
+    cmd = [sys.executable, "-m", "nardy_ai", "train", "--config", str(cfg), "--out", str(out),
+           "--backend", "ray", "--address", address, "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if (out / "metrics.jsonl").exists() and any(m.get("games", 0) > 0 and m["kind"] == "train"
+                                                        for m in metrics(out)):
+                break
+            time.sleep(0.5)
+        assert proc.poll() is None, proc.communicate()[1]
+        logged = max(m["games"] for m in metrics(out))
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "SIGTERM received" not in err
+    saved = load_checkpoint(str(out / "checkpoint.pt"))["games"]
+    assert saved >= logged > 0
+    assert Trainer(config_from_dict({**config().to_dict(), "seed": 3}), str(out), resume=True,
+                   log=False).games == saved

@@ -67,7 +67,7 @@ class RunConfig:
 @dataclass
 class RayConfig:
     """How self-play runs with ``nardy train --backend ray`` (ignored by the local backend)."""
-    actors: int = 0                 # self-play actors (0 = one per cluster CPU, less one for the learner)
+    actors: int = 0                 # self-play actors (0 = one per CPU of the cluster)
     weights_every: int = 1          # learner updates between weight publications to the actors
     parallel_games: int = 0         # games in lockstep per actor (0 = selfplay.parallel_games)
     games_per_call: int = 0         # finished games an actor returns per batch (0 = td.update_games)
@@ -157,7 +157,7 @@ def _validate(cfg: TrainConfig) -> None:
         (cfg.run.log_every > 0, "run.log_every: must be positive"),
         (cfg.run.device in ("auto", "cpu", "cuda"), "run.device: must be auto, cpu or cuda"),
         (all(h > 0 for h in cfg.model.hidden), "model.hidden: sizes must be positive"),
-        (cfg.ray.actors >= 0, "ray.actors: must be >= 0 (0 = one per CPU less one)"),
+        (cfg.ray.actors >= 0, "ray.actors: must be >= 0 (0 = one per CPU of the cluster)"),
         (cfg.ray.weights_every > 0, "ray.weights_every: must be positive"),
         (cfg.ray.parallel_games >= 0, "ray.parallel_games: must be >= 0"),
         (cfg.ray.games_per_call >= 0, "ray.games_per_call: must be >= 0"),
