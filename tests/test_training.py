@@ -156,3 +156,39 @@ def test_nardy_train_cli_runs_resumes_and_refuses_bad_config(tmp_path):
     assert p.returncode == 2 and "td.lamda" in p.stderr and "Traceback" not in p.stderr
     p = subprocess.run(cmd + ["--variant", "backgammon"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "backgammon" in p.stderr
+
+
+def test_learning_rate_halves_every_halflife_down_to_its_floor(tmp_path):
+    t = Trainer(small_config("backgammon", td={"learning_rate": 0.004, "lr_halflife_games": 100,
+                                               "learning_rate_min": 0.0006}), str(tmp_path / "r"), log=False)
+    rates = []
+    for games in (0, 100, 200, 250, 1000):
+        t.games = games
+        rates.append(t.learning_rate())
+    assert rates[:3] == pytest.approx([0.004, 0.002, 0.001])
+    assert rates[3] == pytest.approx(0.001 * 0.5 ** 0.5) and rates[4] == 0.0006
+    t.games = 300
+    t.run(total_games=400, progress=False)                  # the optimizer steps with the schedule
+    assert t.opt.param_groups[0]["lr"] == 0.0006              # past 3 halvings: the floor
+    const = Trainer(small_config("backgammon"), str(tmp_path / "c"), log=False)
+    const.games = 10**6
+    assert const.learning_rate() == 0.003
+    with pytest.raises(ConfigError, match="td.learning_rate_min"):
+        small_config("backgammon", td={"learning_rate_min": 0.01})
+
+
+def test_a_run_can_start_from_another_runs_weights(tmp_path):
+    first = Trainer(small_config("backgammon"), str(tmp_path / "a"), log=True)
+    first.run(total_games=100, progress=False)
+    ckpt = str(tmp_path / "a" / "checkpoint.pt")
+    cfg = config_from_dict({**small_config("backgammon", model={"init_from": ckpt}).to_dict(), "seed": 9})
+    warm = Trainer(cfg, str(tmp_path / "b"), log=False)
+    for k, w in first.ev.net.state_dict().items():
+        assert torch.equal(w, warm.ev.net.state_dict()[k])
+    assert warm.games == 0                                     # a new run: counters start at 0
+    with pytest.raises(ConfigError, match=r"model.init_from: .* has hidden \[80\], this config \[40\]"):
+        Trainer(small_config("backgammon", model={"init_from": ckpt, "hidden": [40]}), str(tmp_path / "c"), log=False)
+    with pytest.raises(ConfigError, match="model.init_from: .*not 'long'"):
+        Trainer(small_config("long", model={"init_from": ckpt}), str(tmp_path / "d"), log=False)
+    with pytest.raises(ConfigError, match="model.init_from: .*does not exist"):
+        Trainer(small_config("backgammon", model={"init_from": str(tmp_path / "nope.pt")}), str(tmp_path / "e"), log=False)

@@ -31,6 +31,7 @@ class ModelConfig:
     encoder: str = ""               # "" = the variant family's default (tdgammon / long)
     hidden: list[int] = field(default_factory=lambda: [80])
     activation: str = "sigmoid"
+    init_from: str = ""             # a checkpoint whose weights start the run ("" = random init)
 
 
 @dataclass
@@ -38,6 +39,8 @@ class TDConfig:
     lambda_: float = 0.7            # TOML key "lambda"
     optimizer: str = "adam"         # adam | sgd
     learning_rate: float = 3e-3
+    lr_halflife_games: int = 0      # > 0: the learning rate halves every this many games (0 = constant)
+    learning_rate_min: float = 0.0  # floor of the decaying learning rate
     momentum: float = 0.0           # sgd only
     batch_size: int = 64            # positions per gradient step
     update_games: int = 64          # finished games whose lambda-returns make one update
@@ -144,6 +147,9 @@ def _validate(cfg: TrainConfig) -> None:
         (cfg.td.loss in ("mse", "bce"), "td.loss: must be mse or bce"),
         (0.0 <= cfg.td.lambda_ <= 1.0, "td.lambda: must be between 0 and 1"),
         (cfg.td.learning_rate > 0, "td.learning_rate: must be positive"),
+        (cfg.td.lr_halflife_games >= 0, "td.lr_halflife_games: must be >= 0 (0 = constant)"),
+        (0 <= cfg.td.learning_rate_min <= cfg.td.learning_rate,
+         "td.learning_rate_min: must be between 0 and td.learning_rate"),
         (cfg.td.batch_size > 0, "td.batch_size: must be positive"),
         (cfg.td.update_games > 0, "td.update_games: must be positive"),
         (cfg.td.epochs > 0, "td.epochs: must be positive"),

@@ -244,6 +244,8 @@ class Trainer:
                                  f"or --out to start a new one")
             self.ev = NeuralEvaluator.create(self.v, cfg.model.encoder or None, cfg.model.hidden,
                                              cfg.model.activation, seed=cfg.seed, device=device)
+            if cfg.model.init_from:
+                self._warm_start(cfg.model.init_from)
             self.opt = self._optimizer()
             self.rng = np.random.default_rng(cfg.seed)
         os.makedirs(run_dir, exist_ok=True)
@@ -266,6 +268,27 @@ class Trainer:
         self.stop_requested = True
 
     # --- state -----------------------------------------------------------------------
+
+    def _warm_start(self, path: str) -> None:
+        """Start from the weights of checkpoint ``path`` (same variant, encoder and net shape)."""
+        from .config import ConfigError
+        try:
+            other = NeuralEvaluator.from_state(load_checkpoint(path)["evaluator"], self.v, "cpu")
+        except (CheckpointError, KeyError) as e:
+            raise ConfigError(f"model.init_from: {e}") from None
+        mine = self.ev.state()
+        for key in ("encoder", "encoder_version", "hidden", "activation"):
+            theirs = other.state()[key]
+            if theirs != mine[key]:
+                raise ConfigError(f"model.init_from: {path} has {key} {theirs!r}, this config {mine[key]!r}")
+        self.ev.net.load_state_dict(other.net.state_dict())
+
+    def learning_rate(self) -> float:
+        """The learning rate at the current game count (td.lr_halflife_games, td.learning_rate_min)."""
+        td = self.cfg.td
+        if not td.lr_halflife_games:
+            return td.learning_rate
+        return max(td.learning_rate * 0.5 ** (self.games / td.lr_halflife_games), td.learning_rate_min)
 
     def _optimizer(self) -> torch.optim.Optimizer:
         td = self.cfg.td
@@ -347,6 +370,8 @@ class Trainer:
         xt = torch.from_numpy(x).to(self.ev.device)
         yt = torch.from_numpy(y).to(self.ev.device)
         bs = self.cfg.td.batch_size
+        for group in self.opt.param_groups:
+            group["lr"] = self.learning_rate()
         self.ev.net.train()
         losses = []
         for _ in range(self.cfg.td.epochs):
@@ -443,7 +468,8 @@ class Trainer:
                         scal = {"loss": float(np.mean(recent["loss"])),
                                 "td_error": float(np.mean(recent["td_error"])),
                                 "game_length": float(np.mean(recent["length"])),
-                                "games_per_s": rate, "start_equity": self.start_equity()}
+                                "games_per_s": rate, "start_equity": self.start_equity(),
+                                "learning_rate": self.learning_rate()}
                         for lv in range(1, len(self.v.scoring) + 1):
                             scal[f"outcome_level{lv}"] = float(np.mean(levels == lv))
                         if recent["weights_lag"]:
