@@ -36,6 +36,21 @@ def training_wall_hours(metrics_path: str, gap_s: float = 600.0) -> float:
     return total / 3600
 
 
+def self_play_sessions(metrics_path: str) -> list[str]:
+    """Where the run's self-play ran, one entry per distinct setting (metrics.jsonl sessions)."""
+    seen: list[str] = []
+    try:
+        with open(metrics_path, encoding="utf-8") as f:
+            for line in f:
+                if '"session"' in line:
+                    d = json.loads(line)
+                    if d.get("kind") == "session" and d.get("self_play") not in seen:
+                        seen.append(d["self_play"])
+    except (OSError, ValueError):
+        pass
+    return seen
+
+
 def evaluate(agent, variant, opponent: str, games: int, seed: int = 20261129) -> dict:
     """``games`` games against a baseline, seats alternating, fixed dice seeds."""
     recs = play_match(variant, agent, make_agent(opponent, variant), games, seed)
@@ -48,11 +63,14 @@ def write_card(run_dir: str, games: int) -> str:
     v = ev.variant
     agent = NeuralAgent(ev, name="td")
     t0 = time.time()
-    results = {opp: evaluate(agent, v, opp, games) for opp in ("random", "heuristic")}
+    opponents = ("random", "heuristic") + (() if v.is_long else ("pubeval",))
+    results = {opp: evaluate(agent, v, opp, games) for opp in opponents}
     eval_s = time.time() - t0
     cfg = open(os.path.join(run_dir, "config.toml"), encoding="utf-8").read()
     hours = training_wall_hours(os.path.join(run_dir, "metrics.jsonl"))
     rel = os.path.relpath(os.path.join(run_dir, "checkpoint.pt"))
+    where = self_play_sessions(os.path.join(run_dir, "metrics.jsonl"))
+    init_from = data["config"].get("model", {}).get("init_from", "")
     lines = [
         f"# Model card: {v.id} TD(lambda) evaluator ({os.path.basename(run_dir)})",
         "",
@@ -64,8 +82,13 @@ def write_card(run_dir: str, games: int) -> str:
         f"sigmoid outcome outputs; cubeless, 0-ply (greedy) play",
         f"- **Training**: TD(lambda) self-play with lambda-returns (training/td.py), "
         f"{data['games']:,} games, {data['positions']:,} positions, {data['updates']:,} gradient steps, "
-        f"about {hours:.2f} h of wall time on {machine_description()} (one torch thread, shared "
-        f"with other work at lower priority)",
+        f"about {hours:.2f} h of wall time on {machine_description()}; self-play: "
+        + ("; ".join(where) if where else "this process (one torch thread)"),
+    ]
+    if init_from:
+        lines.append(f"- **Warm start**: the run began from the weights of `{init_from}` "
+                     f"(see that run's model card); the games above are this run's only")
+    lines += [
         "",
         f"## Strength (0-ply, {games} games per opponent, seats alternating, fixed dice seeds)",
         "",
