@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -287,6 +288,58 @@ def _agent(variant: str, spec: str) -> Agent:
     if key not in _AGENTS:
         _AGENTS[key] = make_agent(spec, parse_variant_spec(variant))
     return _AGENTS[key]
+
+
+# --- checkpoints shipped to workers that cannot read them (a cluster without shared disk) ----
+
+def checkpoint_files(specs: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+    """``{path: (sha256, bytes)}`` of the checkpoint each ``td:`` spec reads (read here, on
+    the driver, so that workers elsewhere can play it)."""
+    from .agents.neural import parse_td_spec
+    files = {}
+    for spec in specs:
+        if spec.startswith("td:"):
+            path = parse_td_spec(spec[3:])[0]
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                continue                # make_agent has already said what is wrong with it
+            files[path] = (hashlib.sha256(data).hexdigest(), data)
+    return files
+
+
+def _local_copy(path: str, sha: str, data: bytes) -> str:
+    """``path`` if this machine has that file with that content, else a cached copy of it."""
+    try:
+        if hashlib.sha256(Path(path).read_bytes()).hexdigest() == sha:
+            return path
+    except OSError:
+        pass
+    import tempfile
+    cache = Path(tempfile.gettempdir()) / "nardy-checkpoints" / sha          # content-addressed
+    target = cache / Path(path).name
+    if not target.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)        # atomic: concurrent workers agree on the content
+    return str(target)
+
+
+def play_chunk_with_files(files: dict[str, tuple[str, bytes]], chunk: Chunk) -> tuple[Chunk, list]:
+    """:func:`play_chunk` on a worker that may lack the checkpoints: each ``td:`` agent whose
+    file is missing here (or differs) is built from the driver's copy.  Records keep the
+    original specs, so the games are those of :func:`play_chunk`."""
+    from .agents.neural import parse_td_spec
+    for spec in (chunk.a, chunk.b):
+        key = (chunk.variant, spec)
+        if spec.startswith("td:") and key not in _AGENTS:
+            path, plies = parse_td_spec(spec[3:])
+            if path in files:
+                local = _local_copy(path, *files[path])
+                built = spec if local == path else f"td:{local}" + (f"@{plies}ply" if plies else "")
+                _AGENTS[key] = make_agent(built, parse_variant_spec(chunk.variant))
+    return play_chunk(chunk)
 
 
 def play_chunk(chunk: Chunk) -> tuple[Chunk, list[tuple[int, GameRecord]]]:
@@ -715,6 +768,8 @@ def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: boo
     with _folder_lock(out):
         own = not isinstance(backend, Backend)
         runner = make_backend(backend, jobs, address, log) if own else backend
+        if play is None and runner.name == "ray":     # cluster nodes may not have the checkpoints
+            play = functools.partial(play_chunk_with_files, checkpoint_files(config.agents))
         try:
             return _play(config, out, resume, runner, play or play_chunk, progress, log)
         finally:

@@ -184,3 +184,25 @@ def test_bench_backends_reports_rates_and_identical_games(ray_instance):
     text = bench.format_backends(row)
     assert "machine:" in text and "games/s" in text and "self-play training" in text
     assert ray_instance.is_initialized()                 # the bench leaves a running instance alone
+
+
+def test_ray_workers_without_the_checkpoint_play_the_drivers_copy(tmp_path, ray_instance):
+    """On a cluster without shared disk a worker cannot read td:PATH; the driver ships the file
+    and the games are those of a local run."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    net = tmp_path / "net.pt"
+    shutil.copy(root / "checkpoints" / "backgammon" / "td80" / "checkpoint.pt", net)
+    cfg = tm.TournamentConfig("backgammon", (f"td:{net}@0ply", "heuristic"), 4, seed=2, chunk=1)
+    tm.run_tournament(cfg, tmp_path / "local", progress=False, log=lambda s: None)
+    files = tm.checkpoint_files(cfg.agents)
+    sha = files[str(net)][0]
+    net.rename(tmp_path / "moved.pt")                      # no worker can read the path now
+    backend = make_backend("ray", log=lambda s: None)
+    play = functools.partial(tm.play_chunk_with_files, files)
+    lines = sorted(tm.game_line(c.a, c.b, i, r) for c, (_, recs) in backend.run(play, tm.schedule(cfg))
+                   for i, r in recs)
+    assert lines == games_of(tmp_path / "local")
+    assert (Path(tempfile.gettempdir()) / "nardy-checkpoints" / sha / "net.pt").exists()
