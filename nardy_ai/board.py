@@ -133,6 +133,19 @@ def _int_list(obj: dict, key: str, length: int) -> list[int]:
     return val
 
 
+def json_object(obj, not_an_object: str) -> dict:
+    """``obj`` parsed from JSON text if it is a string; a :class:`FormatError` (the column of a
+    syntax error, or ``not_an_object``) unless the result is a JSON object."""
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except json.JSONDecodeError as e:
+            raise FormatError(f"malformed JSON: {e.msg} at column {e.colno}") from None
+    if not isinstance(obj, dict):
+        raise FormatError(not_an_object)
+    return obj
+
+
 def board_from_json(obj: dict[str, Any] | str, variant: str | Variant | None = None
                     ) -> tuple[Variant, np.ndarray, tuple[int, int] | None, dict | None]:
     """Read a POSITIONS.md position.  Returns ``(variant, board, dice or None, cube or None)``.
@@ -140,13 +153,7 @@ def board_from_json(obj: dict[str, Any] | str, variant: str | Variant | None = N
     ``variant`` is the default when the object has no ``"variant"`` key; when both are given
     they must agree.
     """
-    if isinstance(obj, str):
-        try:
-            obj = json.loads(obj)
-        except json.JSONDecodeError as e:
-            raise FormatError(f"malformed JSON: {e.msg} at column {e.colno}") from None
-    if not isinstance(obj, dict):
-        raise FormatError("a position must be a JSON object")
+    obj = json_object(obj, "a position must be a JSON object")
     name = obj.get("variant")
     if name is None:
         if variant is None:

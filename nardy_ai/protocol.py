@@ -30,7 +30,7 @@ import numpy as np
 
 from . import __version__
 from .agents.base import Agent
-from .board import board_from_json, board_to_json
+from .board import board_from_json, board_to_json, json_object
 from .errors import FormatError, IllegalPlay, InvalidPosition, NardyError
 from .movegen import generate
 from .variants import Variant, get_variant
@@ -59,12 +59,7 @@ class Server:
         """The answer line (no newline) to one request line."""
         req_id = None
         try:
-            try:
-                req = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise FormatError(f"malformed JSON: {e.msg} at column {e.colno}") from None
-            if not isinstance(req, dict):
-                raise FormatError("a request must be a JSON object with an 'op'")
+            req = json_object(line, "a request must be a JSON object with an 'op'")
             req_id = req.get("id")
             out = self.answer(req)
         except NardyError as e:

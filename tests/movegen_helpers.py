@@ -35,6 +35,17 @@ def pos(mover: dict[int, int], opp: dict[int, int] | None = None, bar: tuple[int
     return tuple(b)
 
 
+def hand_board(points: dict[int, int], bar: int = 0, opp_bar: int = 0, off: int = 0,
+               opp_off: int = 0) -> np.ndarray:
+    """An int8 board from {point number: signed count} and the four counters as given (no
+    totals checked: for positions that need not be complete)."""
+    b = np.zeros(28, np.int8)
+    for p, n in points.items():
+        b[p - 1] = n
+    b[BAR], b[OPP_BAR], b[OFF], b[OPP_OFF] = bar, opp_bar, off, opp_off
+    return b
+
+
 def _point(s: str) -> int:
     return 25 if s == "bar" else 0 if s == "off" else int(s)
 

@@ -8,23 +8,16 @@ import pytest
 
 from nardy_ai.agents import gnubg_agent, make_agent
 from nardy_ai.agents.gnubg_agent import gnubg_boards
-from nardy_ai.board import BAR, OFF, OPP_BAR, OPP_OFF, flip, start_board
+from nardy_ai.board import flip, start_board
 from nardy_ai.errors import UnknownAgent
 from nardy_ai.formats import position_id
 from nardy_ai.game import play_games, summarize
 from nardy_ai.movegen import generate
 from nardy_ai.variants import get_variant
+from movegen_helpers import hand_board
 
 BG = get_variant("backgammon")
 START_SIDE = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0]
-
-
-def _board(points, bar=0, opp_bar=0, off=0, opp_off=0):
-    b = np.zeros(28, np.int8)
-    for p, n in points.items():
-        b[p - 1] = n
-    b[BAR], b[OPP_BAR], b[OFF], b[OPP_OFF] = bar, opp_bar, off, opp_off
-    return b
 
 
 def test_missing_package_says_how_to_install(monkeypatch):
@@ -48,7 +41,7 @@ def test_board_mapping_sides_and_bars():
     assert g[0].tolist() == START_SIDE and g[1].tolist() == START_SIDE
     # Our afterstate: we have a checker on the bar and one on our 24; the opponent, who rolls
     # next, has one on its bar and a blot on our 3 point (its 22 point).
-    b = _board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)
+    b = hand_board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)
     us, them = gnubg_boards(b[None], BG)[0]
     assert us[23] == 1 and us[24] == 1 and us[5] == 13 and us.sum() == 15
     assert them[21] == 1 and them[24] == 1 and them[12] == 13 and them.sum() == 15
@@ -58,7 +51,7 @@ def test_board_mapping_matches_gnubg_position_ids():
     gnubg = pytest.importorskip("gnubg")
     rng = np.random.default_rng(0)
     boards = generate(np.repeat(start_board(BG)[None], 6, 0), rng.integers(1, 7, (6, 2)), BG).boards
-    boards = np.concatenate([boards, _board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)[None]])
+    boards = np.concatenate([boards, hand_board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)[None]])
     for b, (us, them) in zip(boards, gnubg_boards(boards, BG)):
         # gnubg's ID of (not on roll, on roll) is ours of the position with the opponent on roll.
         assert gnubg.positionid((tuple(us.tolist()), tuple(them.tolist()))) == position_id(flip(b, BG), BG)
@@ -77,8 +70,8 @@ def test_plays_the_classic_opening_and_legal_games():
 def test_deeper_plies_choose_legal_rows():
     pytest.importorskip("gnubg")
     rng = np.random.default_rng(3)
-    boards = np.stack([start_board(BG), flip(_board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1), BG),
-                       _board({1: 2, 2: 1, 20: -2, 24: -3}, off=12, opp_off=10)])
+    boards = np.stack([start_board(BG), flip(hand_board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1), BG),
+                       hand_board({1: 2, 2: 1, 20: -2, 24: -3}, off=12, opp_off=10)])
     after = generate(boards, rng.integers(1, 7, (3, 2)), BG)
     for spec in ("gnubg:1ply", "gnubg:2ply"):
         picks = make_agent(spec, "backgammon").choose(after, BG, rng)
@@ -112,14 +105,14 @@ def test_our_search_over_gnubg_0ply_equals_gnubg_1ply_and_2ply():
 
 def _race_lead():
     """We are on roll at 57 pips against 81, no contact: a clear double and pass."""
-    return _board({1: 2, 2: 2, 3: 2, 4: 3, 5: 3, 6: 3, 22: -2, 21: -3, 20: -3, 19: -3, 18: -2, 17: -2})
+    return hand_board({1: 2, 2: 2, 3: 2, 4: 3, 5: 3, 6: 3, 22: -2, 21: -3, 20: -3, 19: -3, 18: -2, 17: -2})
 
 
 def test_xgid_of_the_start_and_cube_fields():
     from nardy_ai.agents.gnubg_agent import xgid
     assert xgid(start_board(BG), 0, 0, False, False) == "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:20"
     # Opponent's bar first (lowercase), ours last; cube 4 owned by O; Jacoby + beaver = 3.
-    b = _board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)
+    b = hand_board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)
     assert xgid(b, 2, -1, True, True) == "XGID=a--a--M-----m-----------AA:2:-1:1:00:0:0:3:0:20"
 
 
@@ -129,7 +122,7 @@ def test_xgid_sets_the_position_gnubg_evaluates():
     g = gnubg_agent.load_gnubg()
     rng = np.random.default_rng(1)
     boards = generate(np.repeat(start_board(BG)[None], 5, 0), rng.integers(1, 7, (5, 2)), BG).boards[::7]
-    boards = np.concatenate([boards, _board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)[None]])
+    boards = np.concatenate([boards, hand_board({24: 1, 6: 13, 3: -1, 12: -13}, bar=1, opp_bar=1)[None]])
     for b in boards:
         _captured(g, "set gnubgid " + xgid(flip(b, BG), 1, -1, False, False))   # the opponent on roll
         assert np.array(g.board()).tolist() == gnubg_boards(b[None], BG)[0].tolist()

@@ -9,7 +9,7 @@ from nardy_ai import search
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.neural import NeuralAgent, parse_td_spec
 from nardy_ai.bench import random_positions
-from nardy_ai.board import BAR, OFF, OPP_BAR, OPP_OFF, flip, start_board
+from nardy_ai.board import OFF, flip, start_board
 from nardy_ai.errors import NardyError, UnknownAgent
 from nardy_ai.game import play_games, result_levels
 from nardy_ai.model import NeuralEvaluator, equity, flip_outcomes, outcome_targets, save_checkpoint
@@ -17,6 +17,7 @@ from nardy_ai.movegen import generate
 from nardy_ai.search import (MoveFilter, afterstate_values, best_afterstates, equity_evaluation,
                              filter_candidates, neural_evaluation, search_equity)
 from nardy_ai.variants import get_variant
+from movegen_helpers import hand_board
 
 V = get_variant("backgammon")
 NET = NeuralEvaluator.create(V, hidden=(16,), seed=3, device="cpu")
@@ -24,14 +25,6 @@ EV = neural_evaluation(NET)
 ALL = (MoveFilter(1000, np.inf),)
 #: The 21 rolls with their chances: a double 1/36, any other roll 2/36.
 ROLLS21 = [((a, b), (1 if a == b else 2) / 36) for a in range(1, 7) for b in range(a, 7)]
-
-
-def _board(points, bar=0, opp_bar=0, off=0, opp_off=0):
-    b = np.zeros(28, np.int8)
-    for p, n in points.items():
-        b[p - 1] = n
-    b[BAR], b[OPP_BAR], b[OFF], b[OPP_OFF] = bar, opp_bar, off, opp_off
-    return b
 
 
 def plain_values0(boards):
@@ -52,32 +45,33 @@ def plain_best_reply(position, dice, deeper):
     return deeper(after.boards[best]) if deeper else vals[best]
 
 
-def plain_1ply(afterstate):
+def plain_nply(afterstate, deeper):
+    """The afterstate's value averaged over the opponent's 21 rolls, each reply chosen at 0-ply
+    and valued by ``deeper`` (None: 0-ply, so this is 1-ply; plain_1ply: 2-ply)."""
     if afterstate[OFF] == 15:
         return plain_values0([afterstate])[0]
     total = np.zeros(5)
     for dice, chance in ROLLS21:
-        total += flip_outcomes(plain_best_reply(flip(afterstate, V), dice, None), V) * chance
+        total += flip_outcomes(plain_best_reply(flip(afterstate, V), dice, deeper), V) * chance
     return total
+
+
+def plain_1ply(afterstate):
+    return plain_nply(afterstate, None)
 
 
 def plain_2ply(afterstate):
-    if afterstate[OFF] == 15:
-        return plain_values0([afterstate])[0]
-    total = np.zeros(5)
-    for dice, chance in ROLLS21:
-        total += flip_outcomes(plain_best_reply(flip(afterstate, V), dice, plain_1ply), V) * chance
-    return total
+    return plain_nply(afterstate, plain_1ply)
 
 
 OPENING = generate(start_board(V)[None], np.array([[3, 1]]), V).boards
 # Contact with the opponent on the bar; a race where the opponent (to roll) may bear off its
 # last checkers (exact losses among the replies); the mover's last checkers off (exact win).
-HIT = _board({6: 5, 8: 3, 13: 4, 5: 2, 24: 1, 19: -5, 12: -5, 17: -2, 1: -2}, opp_bar=1)
-END_RACE = _board({1: 1, 2: 1, 3: 1, 23: -1, 24: -1}, off=12, opp_off=13)
-WON = _board({20: -3, 24: -2}, off=15, opp_off=10)
+HIT = hand_board({6: 5, 8: 3, 13: 4, 5: 2, 24: 1, 19: -5, 12: -5, 17: -2, 1: -2}, opp_bar=1)
+END_RACE = hand_board({1: 1, 2: 1, 3: 1, 23: -1, 24: -1}, off=12, opp_off=13)
+WON = hand_board({20: -3, 24: -2}, off=15, opp_off=10)
 # Few checkers in contact, blots on both sides: hits and entries from the bar in the tree.
-SMALL = _board({20: 1, 10: 1, 3: 1, 5: -1, 15: -1, 22: -1}, off=12, opp_off=12)
+SMALL = hand_board({20: 1, 10: 1, 3: 1, 5: -1, 15: -1, 22: -1}, off=12, opp_off=12)
 
 
 @pytest.mark.parametrize("board", [OPENING[0], HIT, END_RACE, WON, SMALL],
@@ -94,7 +88,7 @@ def test_2ply_value_equals_the_plain_computation():
 
 
 def test_finished_games_get_their_exact_value():
-    gammon = _board({20: -15}, off=15)
+    gammon = hand_board({20: -15}, off=15)
     assert afterstate_values(np.stack([WON, gammon]), EV, 0).tolist() == [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]]
     flat = equity_evaluation(lambda b: np.zeros(len(b)), V)
     assert search_equity(np.stack([WON, gammon]), flat, 2).tolist() == [1.0, 2.0]
@@ -163,7 +157,7 @@ def test_search_agents_play_legal_moves_in_games():
 
 
 def test_0ply_agent_bears_off_the_last_checkers():
-    pos = _board({1: 1, 2: 1, 20: -5}, off=13, opp_off=10)
+    pos = hand_board({1: 1, 2: 1, 20: -5}, off=13, opp_off=10)
     after = generate(pos[None], np.array([[2, 1]]), V)
     assert len(after) == 2
     pick = NeuralAgent(NET).choose(after, V, np.random.default_rng(0))
