@@ -72,6 +72,22 @@ def start_ray(address: str | None = None, cpus: int | None = None) -> bool:
     return True
 
 
+def ray_lost_work_errors() -> tuple[type, ...]:
+    """The Ray exceptions that mean a worker, actor or node was lost with its work (to run
+    again), as opposed to a task that raised."""
+    from ray import exceptions as rex
+    return tuple(getattr(rex, n) for n in (
+        "WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedError",
+        "RayActorError", "OutOfMemoryError", "LocalRayletDiedError") if hasattr(rex, n))
+
+
+def ray_task_error(e: Exception, what: str) -> BaseException:
+    """The exception to raise here for a Ray ``RayTaskError``: the task's own (a NardyError
+    stays one), else a :class:`BackendError` saying ``what`` failed."""
+    cause = getattr(e, "cause", None)
+    return cause if isinstance(cause, BaseException) else BackendError(f"{what} failed: {e}")
+
+
 def _init_worker() -> None:
     # One thread per worker (the workers are the parallelism); Ctrl-C is the parent's to handle.
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -143,8 +159,7 @@ class LocalProcesses(Backend):
 
     def __init__(self, jobs: int, log: Callable[[str], None] = print):
         super().__init__(log)
-        if jobs < 1:
-            raise BackendError(f"--jobs must be at least 1, got {jobs}")
+        check_backend(self.name, jobs)
         self.jobs = jobs
 
     @property
@@ -215,12 +230,8 @@ class RayTasks(Backend):
     def __init__(self, address: str | None = None, jobs: int | None = None,
                  log: Callable[[str], None] = print):
         super().__init__(log)
+        check_backend(self.name, jobs, address)
         self.ray = require_ray()
-        if address is not None and jobs is not None:
-            raise BackendError("--jobs sets the CPUs of a local Ray instance; with --address the "
-                               "cluster's CPUs are used (leave --jobs out)")
-        if jobs is not None and jobs < 1:
-            raise BackendError(f"--jobs must be at least 1, got {jobs}")
         self.owns = start_ray(address, jobs)
         self.address = address
 
@@ -235,9 +246,7 @@ class RayTasks(Backend):
     def run(self, fn, tasks):
         ray = self.ray
         from ray import exceptions as rex
-        lost_work = tuple(getattr(rex, n) for n in (
-            "WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedError",
-            "RayActorError", "OutOfMemoryError", "LocalRayletDiedError") if hasattr(rex, n))
+        lost_work = ray_lost_work_errors()
         remote = ray.remote(num_cpus=1, max_retries=0)(_call)
         fn_ref = ray.put(fn)
         limit = 2 * self.workers
@@ -255,10 +264,7 @@ class RayTasks(Backend):
                     try:
                         result = ray.get(ref)
                     except rex.RayTaskError as e:     # the task raised: not a lost worker
-                        cause = getattr(e, "cause", None)
-                        if isinstance(cause, BaseException):
-                            raise cause from None
-                        raise BackendError(f"{_label(tasks[i])} failed: {e}") from None
+                        raise ray_task_error(e, _label(tasks[i])) from None
                     except lost_work as e:
                         queue.append(i)
                         self._strike(strikes, i, tasks[i], type(e).__name__)
@@ -273,15 +279,26 @@ class RayTasks(Backend):
             self.ray.shutdown()
 
 
+def check_backend(name: str, jobs: int | None = None, address: str | None = None) -> None:
+    """A :class:`BackendError` naming the option, unless ``name``/``jobs``/``address`` go
+    together (checked before anything starts or is written)."""
+    if name not in BACKENDS:
+        raise BackendError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
+    if address is not None and name != "ray":
+        raise BackendError("--address is for --backend ray")
+    if jobs is not None and jobs < 1:
+        raise BackendError(f"--jobs must be at least 1, got {jobs}")
+    if jobs is not None and address is not None:
+        raise BackendError("--jobs sets the CPUs of a local Ray instance; with --address the "
+                           "cluster's CPUs are used (leave --jobs out)")
+
+
 def make_backend(name: str, jobs: int | None = None, address: str | None = None,
                  log: Callable[[str], None] = print) -> Backend:
     """The backend called ``name`` (``local`` or ``ray``).  ``jobs``: local worker processes
     (default 1), or the CPUs of a local Ray instance (default: all of this machine's).
     ``address``: a Ray cluster to join (``ray`` only)."""
-    if name not in BACKENDS:
-        raise BackendError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
+    check_backend(name, jobs, address)
     if name == "local":
-        if address is not None:
-            raise BackendError("--address is for --backend ray")
         return LocalProcesses(1 if jobs is None else jobs, log)
     return RayTasks(address, jobs, log)

@@ -300,10 +300,6 @@ def cmd_tournament(args) -> int:
     from . import tournament as tm
     from .variants import parse_variant_spec
     v = parse_variant_spec(args.variant)
-    if args.jobs is not None and args.jobs < 1:
-        raise NardyError(f"--jobs must be at least 1, got {args.jobs}")
-    if args.address and args.backend != "ray":
-        raise NardyError("--address is for --backend ray")
     if args.resume:
         if not args.out:
             raise NardyError("--resume needs --out DIR, the folder of the tournament to continue")

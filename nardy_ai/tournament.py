@@ -70,7 +70,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from .agents import AGENTS, Agent, make_agent
-from .backends import Backend, make_backend
+from .backends import Backend, check_backend, make_backend, require_ray
 from .bench import machine_description
 from .errors import FormatError, NardyError
 from .cube import stakes_variant
@@ -756,6 +756,11 @@ def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: boo
     config.check()
     for spec in config.agents:          # a bad spec fails here, before any file is written
         _agent(config.variant, spec)
+    own = not isinstance(backend, Backend)
+    if own:                             # so do bad backend options and a missing Ray
+        check_backend(backend, jobs, address)
+        if backend == "ray":
+            require_ray()
     out = Path(out)
     if resume:
         if load_config(out) != config:
@@ -766,7 +771,6 @@ def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: boo
         except OSError as e:
             raise TournamentError(f"cannot create {out}: {e.strerror}") from None
     with _folder_lock(out):
-        own = not isinstance(backend, Backend)
         runner = make_backend(backend, jobs, address, log) if own else backend
         if play is None and runner.name == "ray":     # cluster nodes may not have the checkpoints
             play = functools.partial(play_chunk_with_files, checkpoint_files(config.agents))

@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from nardy_ai.backends import BackendError, require_ray, start_ray
+from nardy_ai.backends import BackendError, ray_lost_work_errors, ray_task_error, require_ray, start_ray
 from nardy_ai.model import NeuralEvaluator
 from nardy_ai.variants import parse_variant_spec
 
@@ -141,9 +141,8 @@ class RaySelfPlay:
         try:
             out = ray.get(ref)
         except rex.RayTaskError as e:                      # the actor's code raised
-            cause = getattr(e, "cause", None)
-            raise cause if isinstance(cause, BaseException) else BackendError(str(e)) from None
-        except (rex.RayActorError, rex.WorkerCrashedError, rex.ObjectLostError, rex.NodeDiedError) as e:
+            raise ray_task_error(e, f"self-play actor {slot}") from None
+        except ray_lost_work_errors() as e:
             self.deaths += 1
             if self.deaths > self.retries:
                 raise BackendError(f"self-play actors died {self.deaths} times; giving up ({type(e).__name__})") from None

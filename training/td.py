@@ -219,12 +219,9 @@ class Trainer:
         self.run_dir = run_dir
         self.ckpt_path = os.path.join(run_dir, "checkpoint.pt")
         self.log_enabled = log
-        if backend not in ("local", "ray"):
-            raise NardyError(f"unknown backend {backend!r} (known: local, ray)")
-        if address is not None and backend != "ray":
-            raise NardyError("--address is for --backend ray")
+        from nardy_ai.backends import check_backend, require_ray
+        check_backend(backend, address=address)
         if backend == "ray":
-            from nardy_ai.backends import require_ray
             require_ray()                 # before any file is written
         self.backend, self.address, self.print = backend, address, print_fn
         if cfg.run.threads:
