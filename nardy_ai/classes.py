@@ -49,6 +49,10 @@ import numpy as np
 from .board import BAR, OPP_BAR, OPP_OFF, OFF, CHECKERS
 from .variants import Variant, get_variant
 
+#: The version of these definitions: evaluators trained per class (net sets) record it and
+#: refuse to load under another.
+CLASSES_VERSION = "1"
+
 #: Class names per family, in the order of their integer ids.
 CLASSES: dict[str, tuple[str, ...]] = {
     "short": ("contact", "crashed", "race", "bearoff"),
@@ -75,9 +79,10 @@ def _rearmost(counts: np.ndarray, empty: int) -> np.ndarray:
     return np.where(held.any(axis=1), top, empty)
 
 
-def short_contact(boards: np.ndarray) -> np.ndarray:
-    """``(M,)`` bool: a hit is still possible in a backgammon-family position."""
-    mover, opp = _sides(boards)
+def short_contact(boards: np.ndarray, sides=None) -> np.ndarray:
+    """``(M,)`` bool: a hit is still possible in a backgammon-family position (``sides``:
+    the two sides' counts if already split)."""
+    mover, opp = _sides(boards) if sides is None else sides
     mover_back = np.where(boards[:, BAR] > 0, 25, _rearmost(mover, 0))
     # The opponent's rearmost checker is its lowest point in the mover's numbering.
     held = opp > 0
@@ -98,10 +103,10 @@ def _crashed_side(own_points: np.ndarray, in_play: np.ndarray) -> np.ndarray:
     return (t <= 6) | np.where(n1 >= 2, many_on_ace, few_on_ace)
 
 
-def long_contact(boards: np.ndarray) -> np.ndarray:
+def long_contact(boards: np.ndarray, sides=None) -> np.ndarray:
     """``(M,)`` bool: some checker of a long-nardy position still has an opponent checker
-    ahead of it on its route (module docstring)."""
-    mover, opp = _sides(boards)
+    ahead of it on its route (module docstring; ``sides`` as for :func:`short_contact`)."""
+    mover, opp = _sides(boards) if sides is None else sides
     # Mover's route: points 24 -> 1.  An opponent checker on a lower point than the mover's
     # rearmost checker stands in its way.
     mover_back = _rearmost(mover, 0)
@@ -119,11 +124,12 @@ def long_contact(boards: np.ndarray) -> np.ndarray:
     return mover_blocked | opp_blocked
 
 
-def bearoff_positions(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
-    """``(M,)`` bool: both sides have every checker in play on their own home points."""
+def bearoff_positions(boards: np.ndarray, variant: str | Variant, sides=None) -> np.ndarray:
+    """``(M,)`` bool: both sides have every checker in play on their own home points
+    (``sides`` as for :func:`short_contact`)."""
     v = get_variant(variant)
     boards = np.asarray(boards)
-    mover, opp = _sides(boards)
+    mover, opp = _sides(boards) if sides is None else sides
     opp_home = slice(12, 18) if v.is_long else slice(18, 24)
     mover_home_only = mover[:, 6:].sum(axis=1) == 0
     opp_all = opp.sum(axis=1)
@@ -138,16 +144,17 @@ def position_classes(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
     boards = np.asarray(boards)
     names = CLASSES[v.family]
     out = np.zeros(len(boards), np.int8)               # contact
+    sides = _sides(boards)
     if v.is_long:
-        out[~long_contact(boards)] = names.index("race")
+        out[~long_contact(boards, sides)] = names.index("race")
     else:
-        contact = short_contact(boards)
-        mover, opp = _sides(boards)
+        contact = short_contact(boards, sides)
+        mover, opp = sides
         mover_in_play = CHECKERS - boards[:, OFF].astype(np.int32)
         opp_in_play = CHECKERS - boards[:, OPP_OFF].astype(np.int32)
         crashed = (_crashed_side(mover, mover_in_play)
                    | _crashed_side(opp[:, ::-1], opp_in_play))
         out[contact & crashed] = names.index("crashed")
         out[~contact] = names.index("race")
-    out[bearoff_positions(boards, v)] = names.index("bearoff")
+    out[bearoff_positions(boards, v, sides)] = names.index("bearoff")
     return out

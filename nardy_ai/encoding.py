@@ -16,9 +16,16 @@ bar (``n / 2``) and borne-off checkers (``n / 15``) per side, and two side-to-mo
 pip counts and their difference, blots and the opponent checkers that can hit them directly,
 the longest prime of each side, points made in the home board, a race flag, and checkers
 back in the opponent's home.
+``expert`` (backgammon family, 198 + 40): ``tdgammon`` followed by the expert features of
+:mod:`nardy_ai.features_short` for both sides (exact hit chances on one and two blots, pip loss
+to hits, escapes, containment, mobility, timing, primes, anchors, back game, entering, pips,
+break-contact and free pips, race lead, contact).
 ``long`` (long nardy, 212 inputs): per point and side four truncated-unary units; checkers
 still on each side's head, borne off, pip counts and their difference, the longest block
 of each side, how many checkers of each side are home, and whether each side may bear off.
+``long_expert`` (long nardy, 212 + 33): ``long`` followed by the expert features of
+:mod:`nardy_ai.features_long` (blocks and what they hold back, escapes, mobility, head exits,
+progress, race lead, LN-5 block threats, contact).
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ import numpy as np
 
 from .board import BAR, OFF, OPP_BAR, OPP_OFF, pip_counts
 from .errors import NardyError
+from .features_long import N_FEATURES as _LONG_EXPERT_N, encode_long_expert
+from .features_short import N_FEATURES as _SHORT_EXPERT_N, encode_expert
 from .variants import Variant, get_variant
 
 
@@ -201,17 +210,34 @@ class Encoder:
     family: str
     n_features: int
     fn: Callable[[np.ndarray], np.ndarray]
+    #: The encoder whose inputs are exactly this one's first inputs ("" = none): a net on the
+    #: base encoder warm-starts a net on this one exactly (new first-layer columns zero).
+    extends: str = ""
 
     def __call__(self, boards: np.ndarray) -> np.ndarray:
         """Encode ``(M, 28)`` afterstates to ``(M, n_features)`` float32."""
         return self.fn(np.asarray(boards))
 
 
+def extends(encoder: Encoder | str, base: Encoder | str) -> bool:
+    """Whether ``base``'s inputs are exactly the first inputs of ``encoder`` (declared by
+    ``Encoder.extends``, followed through chains); an encoder extends itself."""
+    name = encoder if isinstance(encoder, str) else encoder.name
+    target = base if isinstance(base, str) else base.name
+    while name:
+        if name == target:
+            return True
+        name = ENCODERS[name].extends if name in ENCODERS else ""
+    return False
+
+
 ENCODERS: dict[str, Encoder] = {
     e.name: e for e in (
         Encoder("tdgammon", "1", "short", 198, encode_tdgammon),
-        Encoder("extended", "1", "short", 210, encode_extended),
+        Encoder("extended", "1", "short", 210, encode_extended, extends="tdgammon"),
+        Encoder("expert", "1", "short", 198 + _SHORT_EXPERT_N, encode_expert, extends="tdgammon"),
         Encoder("long", "1", "long", 212, encode_long),
+        Encoder("long_expert", "1", "long", 212 + _LONG_EXPERT_N, encode_long_expert, extends="long"),
     )
 }
 DEFAULT_ENCODER = {"short": "tdgammon", "long": "long"}

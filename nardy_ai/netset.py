@@ -1,0 +1,308 @@
+"""Net sets: an evaluator made of one evaluator per position class, as strong engines have.
+
+A :class:`NetSet` holds, for each class of its variant's family (:mod:`nardy_ai.classes`:
+contact, crashed, race, bearoff in short nardy; contact, race, bearoff in long nardy), either
+its own :class:`~nardy_ai.model.NeuralEvaluator` (with its own encoder and hidden sizes), the
+exact one-sided bear-off database (:class:`BearoffMember`, the ``bearoff`` class only), or
+nothing: such classes go to the set's *fallback* net, which is required unless every class
+has its own member.  A single net is a set with only a fallback, and values exactly as the
+net alone.
+
+It has the evaluator interface search, agents, training, benchmarks and model cards use
+(``variant``, ``probabilities``, ``equity``, ``state``, ``from_state``, ``device``):
+:meth:`NetSet.probabilities` classifies a batch of afterstates once and gives each member
+its rows in one call (one forward pass per net, no loop over positions).  ``net`` is a
+``torch.nn.ModuleDict`` of every net of the set (labelled by class, ``"fallback"`` for the
+fallback), so weights travel as one state dict (Ray self-play actors).
+
+Checkpoints: :meth:`NetSet.state` is the ``evaluator`` entry of a checkpoint, marked
+``"kind": "netset"`` with :data:`NETSET_FORMAT`, the variant, the class names and
+:data:`~nardy_ai.classes.CLASSES_VERSION`, each member's state and the fallback's.
+:meth:`nardy_ai.model.NeuralEvaluator.from_state` (and so ``load_evaluator`` and ``td:``
+agents) returns a net set for such a state and a single net for today's states.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+from .board import CHECKERS, OFF
+from .classes import CLASSES_VERSION, class_names, position_classes
+from .errors import NardyError
+from .model import CheckpointError, NeuralEvaluator, equity, n_outputs, outcome_targets
+from .variants import Variant, get_variant, variant_options, with_options
+
+#: The version of the net-set checkpoint layout (:meth:`NetSet.state`).
+NETSET_FORMAT = 1
+#: The label of the fallback net (class members are labelled by their class name).
+FALLBACK = "fallback"
+
+
+class NetSetError(NardyError):
+    """A net set that cannot be built: an unknown class, a member of another variant, a
+    database for a class it cannot value, no fallback where one is needed."""
+
+
+class BearoffMember:
+    """The ``bearoff`` class valued exactly by the one-sided bear-off database (COM-5,
+    :func:`nardy_ai.bearoff.bearoff_outcomes`): outcome probabilities of afterstates where
+    both sides have every checker home, for the player who has just moved.  Afterstates
+    where the mover has just borne off its last checker get the game's exact result.
+
+    ``outcomes`` ``(boards, variant) -> (M, n_outputs)`` stands in for the database (tests).
+    The database is exact, so a checkpoint plays with this code's database whatever version
+    it was trained with (the version is recorded in :meth:`state` for the record)."""
+
+    def __init__(self, variant: str | Variant,
+                 outcomes: Callable[[np.ndarray, Variant], np.ndarray] | None = None):
+        self.variant = get_variant(variant)
+        self._outcomes = outcomes
+
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """Exact outcome probabilities ``(M, n_outputs)`` float32 of bear-off afterstates."""
+        from .game import result_levels
+        boards = np.asarray(boards)
+        fn = self._outcomes
+        if fn is None:
+            from .bearoff import bearoff_outcomes as fn
+        out = np.empty((len(boards), n_outputs(self.variant)), np.float32)
+        done = boards[:, OFF] == CHECKERS
+        if done.any():
+            out[done] = outcome_targets(result_levels(boards[done], self.variant), self.variant)
+        if not done.all():
+            out[~done] = fn(boards[~done], self.variant)
+        return out
+
+    def equity(self, boards: np.ndarray) -> np.ndarray:
+        """Cubeless equity (points per game) of bear-off afterstates for the player who moved."""
+        return equity(self.probabilities(boards), self.variant)
+
+    def state(self) -> dict:
+        from .bearoff import VERSION
+        return {"kind": "database", "database": "bearoff", "version": VERSION}
+
+
+Member = Union[NeuralEvaluator, BearoffMember]
+
+
+class NetSet:
+    """Evaluators per position class with a fallback net (module docstring).
+
+    ``members`` maps class names of the variant's family to a :class:`NeuralEvaluator` or
+    (``bearoff`` only) a :class:`BearoffMember`; ``fallback`` values the other classes (it
+    is dropped when every class has a member).
+    """
+
+    def __init__(self, variant: str | Variant, members: dict[str, Member] | None = None,
+                 fallback: NeuralEvaluator | None = None):
+        self.variant = v = get_variant(variant)
+        self.classes = class_names(v)
+        members = dict(members or {})
+        for name, m in members.items():
+            if name not in self.classes:
+                raise NetSetError(f"members.{name}: unknown class {name!r} for {v.id} "
+                                  f"(classes: {', '.join(self.classes)})")
+            if isinstance(m, BearoffMember):
+                if name != "bearoff":
+                    raise NetSetError(f"members.{name}: the bear-off database values the bearoff "
+                                      f"class only")
+            elif not isinstance(m, NeuralEvaluator):
+                raise NetSetError(f"members.{name}: not an evaluator ({type(m).__name__})")
+            if m.variant.id != v.id:
+                raise NetSetError(f"members.{name}: a member for {m.variant.id}, not {v.id}")
+        if fallback is not None and fallback.variant.id != v.id:
+            raise NetSetError(f"fallback: a net for {fallback.variant.id}, not {v.id}")
+        uncovered = [c for c in self.classes if c not in members]
+        if uncovered and fallback is None:
+            raise NetSetError(f"fallback: required for the classes without a member "
+                              f"({', '.join(uncovered)})")
+        # Members in class order, so that the set's state and nets are in a fixed order.
+        self.members: dict[str, Member] = {c: members[c] for c in self.classes if c in members}
+        self.fallback = fallback if uncovered else None
+        self._class_ids = {c: i for i, c in enumerate(self.classes)}
+        self.net = nn.ModuleDict({label: ev.net for label, ev in self.nets().items()})
+
+    @classmethod
+    def create(cls, variant: str | Variant, members: dict[str, dict | str] | None = None,
+               fallback: dict | None = None, seed: int | None = None,
+               device: str | torch.device | None = None) -> "NetSet":
+        """A freshly initialised set: ``members`` maps class names to ``"database"`` or the
+        keyword arguments of :meth:`NeuralEvaluator.create` (``encoder``, ``hidden``,
+        ``activation``); ``fallback`` likewise (None: no fallback).  Nets are initialised in
+        class order, then the fallback, from ``seed``."""
+        v = get_variant(variant)
+        names = class_names(v)
+        if seed is not None:
+            torch.manual_seed(seed)
+        built: dict[str, Member] = {}
+        for name in sorted(members or {}, key=lambda c: names.index(c) if c in names else len(names)):
+            spec = members[name]
+            built[name] = (BearoffMember(v) if spec == "database"
+                           else NeuralEvaluator.create(v, device=device, **spec))
+        fb = NeuralEvaluator.create(v, device=device, **fallback) if fallback is not None else None
+        return cls(v, built, fb)
+
+    # --- the members ----------------------------------------------------------------
+
+    def nets(self) -> dict[str, NeuralEvaluator]:
+        """Every net of the set by label (class name, or :data:`FALLBACK`), in class order."""
+        out = {c: m for c, m in self.members.items() if isinstance(m, NeuralEvaluator)}
+        if self.fallback is not None:
+            out[FALLBACK] = self.fallback
+        return out
+
+    def member_for(self, class_name: str) -> Member:
+        """The evaluator that values positions of class ``class_name``."""
+        return self.members.get(class_name, self.fallback)
+
+    @property
+    def device(self) -> torch.device:
+        nets = list(self.nets().values())
+        return nets[0].device if nets else torch.device("cpu")
+
+    def classify(self, boards: np.ndarray) -> np.ndarray:
+        """Class ids ``(M,)`` of afterstates (indices into ``self.classes``)."""
+        return position_classes(np.asarray(boards), self.variant)
+
+    def route(self, boards: np.ndarray, classes: np.ndarray | None = None
+              ) -> list[tuple[str, Member, np.ndarray]]:
+        """The batch split among the members: ``(label, member, rows)`` for every member
+        with rows in the batch (rows ascending; label: a class name or :data:`FALLBACK`).
+        A set with only a fallback gives it every row without classifying."""
+        n = len(boards)
+        if not self.members:
+            return [(FALLBACK, self.fallback, np.arange(n))] if n else []
+        ids = self.classify(boards) if classes is None else classes
+        out = []
+        for name, member in self.members.items():
+            rows = np.flatnonzero(ids == self._class_ids[name])
+            if len(rows):
+                out.append((name, member, rows))
+        if self.fallback is not None:
+            own = np.array([self._class_ids[c] for c in self.members], np.int8)
+            rows = np.flatnonzero(~np.isin(ids, own))
+            if len(rows):
+                out.append((FALLBACK, self.fallback, rows))
+        return out
+
+    # --- evaluation -----------------------------------------------------------------
+
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """Outcome probabilities ``(M, n_outputs)`` float32 of afterstates (mover's view),
+        each row from the member of its class."""
+        boards = np.asarray(boards)
+        if not self.members:
+            return self.fallback.probabilities(boards)
+        out = np.empty((len(boards), n_outputs(self.variant)), np.float32)
+        for _, member, rows in self.route(boards):
+            out[rows] = member.probabilities(boards[rows])
+        return out
+
+    def equity(self, boards: np.ndarray) -> np.ndarray:
+        """Cubeless equity (points per game) of afterstates for the player who moved."""
+        return equity(self.probabilities(boards), self.variant)
+
+    def describe(self) -> list[str]:
+        """One line per member (and the fallback) saying what it is, for model cards."""
+        def net_text(ev: NeuralEvaluator) -> str:
+            return (f"MLP {list(ev.hidden)} {ev.activation}, encoder `{ev.encoder.name}` "
+                    f"v{ev.encoder.version} ({ev.encoder.n_features} inputs)")
+        lines = []
+        for c in self.classes:
+            m = self.members.get(c)
+            what = ("the one-sided bear-off database (exact)" if isinstance(m, BearoffMember)
+                    else net_text(m) if m is not None else "the fallback net")
+            lines.append(f"{c}: {what}")
+        if self.fallback is not None:
+            lines.append(f"{FALLBACK}: {net_text(self.fallback)}")
+        return lines
+
+    # --- checkpoints ----------------------------------------------------------------
+
+    def state(self) -> dict:
+        """What a checkpoint stores about the set (plain types and tensors only)."""
+        v = self.variant
+        return {
+            "kind": "netset", "netset_format": NETSET_FORMAT,
+            "variant": v.id, "variant_version": v.version, "options": variant_options(v),
+            "classes": list(self.classes), "classes_version": CLASSES_VERSION,
+            "members": {c: m.state() for c, m in self.members.items()},
+            "fallback": self.fallback.state() if self.fallback is not None else None,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict, variant=None, device=None) -> "NetSet":
+        """Rebuild from :meth:`state`, refusing another variant, another version of the
+        class definitions or of the layout, and members that do not fit (errors name the
+        field)."""
+        def field(key):
+            if key not in state:
+                raise CheckpointError(f"net set checkpoint is malformed: field {key!r} is missing")
+            return state[key]
+
+        if not isinstance(state, dict):
+            raise CheckpointError("net set checkpoint is malformed: the evaluator is not a table")
+        if field("netset_format") != NETSET_FORMAT:
+            raise CheckpointError(f"netset_format: the checkpoint has net set format "
+                                  f"{state['netset_format']!r}, this code reads {NETSET_FORMAT}")
+        vid = field("variant")
+        try:
+            v = with_options(vid, **(field("options") or {}))
+        except (NardyError, TypeError) as e:
+            raise CheckpointError(f"variant: {e}") from None
+        if variant is not None and get_variant(variant).id != v.id:
+            raise CheckpointError(f"variant: checkpoint is for variant {vid!r}, not {get_variant(variant).id!r}")
+        if field("variant_version") != v.version:
+            raise CheckpointError(f"variant_version: checkpoint is for {vid} rules version "
+                                  f"{state['variant_version']}, this engine has version {v.version}")
+        if field("classes_version") != CLASSES_VERSION:
+            raise CheckpointError(f"classes_version: checkpoint uses position classes version "
+                                  f"{state['classes_version']!r}, this code has version {CLASSES_VERSION}")
+        names = class_names(v)
+        if field("classes") != list(names):
+            raise CheckpointError(f"classes: checkpoint has classes {state['classes']!r}, "
+                                  f"{v.id} has {list(names)}")
+        members_state = field("members")
+        if not isinstance(members_state, dict):
+            raise CheckpointError("members: must be a table of class name -> member")
+        members: dict[str, Member] = {}
+        for name, ms in members_state.items():
+            if name not in names:
+                raise CheckpointError(f"members.{name}: unknown class {name!r} for {v.id} "
+                                      f"(classes: {', '.join(names)})")
+            members[name] = _member_from_state(ms, v, device, f"members.{name}")
+        fb_state = field("fallback")
+        fallback = None if fb_state is None else _net_from_state(fb_state, v, device, FALLBACK)
+        try:
+            return cls(v, members, fallback)
+        except NetSetError as e:
+            raise CheckpointError(str(e)) from None
+
+
+def _net_from_state(state, variant: Variant, device, where: str) -> NeuralEvaluator:
+    if not isinstance(state, dict) or state.get("kind") is not None:
+        raise CheckpointError(f"{where}: not the state of a single net")
+    try:
+        return NeuralEvaluator.from_state(state, variant, device)
+    except NardyError as e:             # CheckpointError, UnknownEncoder, UnknownVariant
+        raise CheckpointError(f"{where}: {e}") from None
+
+
+def _member_from_state(state, variant: Variant, device, where: str) -> Member:
+    if isinstance(state, dict) and state.get("kind") == "database":
+        if state.get("database") != "bearoff":
+            raise CheckpointError(f"{where}.database: unknown database {state.get('database')!r} "
+                                  f"(known: bearoff)")
+        if where != "members.bearoff":
+            raise CheckpointError(f"{where}: the bear-off database values the bearoff class only")
+        return BearoffMember(variant)
+    return _net_from_state(state, variant, device, where)
+
+
+def as_netset(evaluator: NeuralEvaluator | NetSet) -> NetSet:
+    """A net set of ``evaluator``: itself, or a single net as a set with only a fallback."""
+    return evaluator if isinstance(evaluator, NetSet) else NetSet(evaluator.variant, {}, evaluator)
