@@ -22,8 +22,11 @@ must therefore be pure: the same task gives the same result wherever and however
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sys
+import time
 from typing import Any, Callable, Iterator, Sequence
 
 from .errors import NardyError
@@ -59,7 +62,11 @@ def start_ray(address: str | None = None, cpus: int | None = None) -> bool:
     if address is None and cpus is not None:
         kwargs["num_cpus"] = cpus
     try:
-        ray.init(address=address, **kwargs)
+        # Joining a cluster, Ray's C++ core logs every retry on stderr (a local instance
+        # starts processes that would inherit the held-back stderr: not held back).
+        with _stderr_kept_back(address is not None) as replay:
+            ray.init(address=address, **kwargs)
+            replay()                          # it started: show what it said
     except Exception as e:               # unreachable address, bad cluster, ...
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise BackendError(f"cannot connect to {where}: {e}") from None
@@ -70,6 +77,41 @@ def start_ray(address: str | None = None, cpus: int | None = None) -> bool:
             except ValueError:          # not the main thread: signals are not ours to handle
                 pass
     return True
+
+
+@contextlib.contextmanager
+def _stderr_kept_back(hold: bool = True):
+    """Hold back what this process writes to file descriptor 2 (C libraries included) inside
+    the block; the block calls the function it gets to write it out, else it is dropped (a
+    failure is reported in one line instead).  ``hold=False``: nothing is held back."""
+    import tempfile
+    saved = None
+    if hold:
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+        except (OSError, ValueError):      # no real stderr: nothing to hold back
+            saved = None
+    if saved is None:
+        yield lambda: None
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        restored = False
+
+        def replay() -> None:
+            nonlocal restored
+            os.dup2(saved, 2)
+            restored = True
+            held.seek(0)
+            os.write(2, held.read())
+
+        try:
+            yield replay
+        finally:
+            if not restored:
+                os.dup2(saved, 2)
+            os.close(saved)
 
 
 def ray_lost_work_errors() -> tuple[type, ...]:
@@ -88,8 +130,35 @@ def ray_task_error(e: Exception, what: str) -> BaseException:
     return cause if isinstance(cause, BaseException) else BackendError(f"{what} failed: {e}")
 
 
-def _init_worker() -> None:
-    # One thread per worker (the workers are the parallelism); Ctrl-C is the parent's to handle.
+def die_with_parent(parent: int, poll_s: float = 0.5) -> None:
+    """Make this worker process end when its parent (pid ``parent``) does, however the parent
+    ends (kill -9 included), so that no worker outlives its run: on Linux the kernel sends
+    SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread
+    checks every ``poll_s`` seconds that the parent is still this process's parent."""
+    import threading
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)     # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:                              # the parent died before prctl
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
+def _init_worker(parent: int | None = None) -> None:
+    # Dies with the parent; one thread per worker (the workers are the parallelism); Ctrl-C is
+    # the parent's to handle.
+    if parent is not None:
+        die_with_parent(parent)
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
     try:
@@ -182,7 +251,8 @@ class LocalProcesses(Backend):
         ctx = mp.get_context("spawn")
         complete = False
         while queue:
-            pool = ProcessPoolExecutor(min(self.jobs, len(queue)), mp_context=ctx, initializer=_init_worker)
+            pool = ProcessPoolExecutor(min(self.jobs, len(queue)), mp_context=ctx, initializer=_init_worker,
+                                       initargs=(os.getpid(),))
             running: dict = {}
             broken = False
             try:
@@ -281,7 +351,8 @@ class RayTasks(Backend):
 
 def check_backend(name: str, jobs: int | None = None, address: str | None = None) -> None:
     """A :class:`BackendError` naming the option, unless ``name``/``jobs``/``address`` go
-    together (checked before anything starts or is written)."""
+    together and a cluster ``address`` answers (:func:`probe_ray_address`); checked before
+    anything starts or is written."""
     if name not in BACKENDS:
         raise BackendError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
     if address is not None and name != "ray":
@@ -291,6 +362,26 @@ def check_backend(name: str, jobs: int | None = None, address: str | None = None
     if jobs is not None and address is not None:
         raise BackendError("--jobs sets the CPUs of a local Ray instance; with --address the "
                            "cluster's CPUs are used (leave --jobs out)")
+    if address is not None:
+        probe_ray_address(address)
+
+
+def probe_ray_address(address: str, timeout_s: float = 5.0) -> None:
+    """A :class:`BackendError` at once unless ``address`` (``auto``, ``HOST:PORT`` or
+    ``ray://HOST:PORT``) is well formed and accepts a TCP connection: Ray itself retries an
+    unreachable cluster for a minute or more, printing its logs, before it gives up."""
+    if address == "auto":                # Ray looks for a cluster on this machine, quickly
+        return
+    import socket
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")              # [IPv6]:port
+    if not (sep and host and port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise BackendError(f"--address {address!r}: expected auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except (OSError, UnicodeError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e) or type(e).__name__
+        raise BackendError(f"cannot connect to the Ray cluster at {address}: {why}") from None
 
 
 def make_backend(name: str, jobs: int | None = None, address: str | None = None,

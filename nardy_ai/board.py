@@ -20,7 +20,9 @@ The mover travels from point 24 towards point 1 and bears off below 1.
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+import re
+from typing import IO, Any, Iterator
 
 import numpy as np
 
@@ -117,6 +119,9 @@ def validate_dice(dice: Any) -> tuple[int, int]:
 # --- JSON position format (POSITIONS.md) -------------------------------------------------
 
 _CUBE_OWNERS = ("centre", "mover", "opponent")
+#: Highest stake a position may carry (no rule limits redoubles; this keeps stakes exact
+#: in int64 and in float arithmetic).
+MAX_STAKE = 2 ** 62
 
 
 def _int_list(obj: dict, key: str, length: int) -> list[int]:
@@ -133,17 +138,86 @@ def _int_list(obj: dict, key: str, length: int) -> list[int]:
     return val
 
 
-def json_object(obj, not_an_object: str) -> dict:
-    """``obj`` parsed from JSON text if it is a string; a :class:`FormatError` (the column of a
-    syntax error, or ``not_an_object``) unless the result is a JSON object."""
-    if isinstance(obj, str):
+#: Deepest nesting of arrays and objects accepted in JSON text (a position needs 2, a batch
+#: request 4): deeper text would exhaust the parser's recursion (a RecursionError).
+MAX_JSON_DEPTH = 64
+#: Longest line (characters) read from a JSON-lines stream; the rest of a longer one is skipped.
+MAX_LINE_CHARS = 2 ** 26
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+_UNDECODABLE = re.compile("[\ud800-\udfff]")       # bytes that were not UTF-8 (surrogateescape)
+
+
+def _no_constant(name: str):
+    raise FormatError(f"malformed JSON: {name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise FormatError(f"malformed JSON: the number {text[:40]} is out of range")
+    return x
+
+
+def parse_json(text: str | bytes) -> Any:
+    """The value of JSON text, strictly: a :class:`FormatError` (with the column of a syntax
+    error) for anything that is not JSON, including ``NaN``/``Infinity``, numbers out of the
+    range of a float, integers of more than 4300 digits, nesting deeper than
+    :data:`MAX_JSON_DEPTH` and text that was not UTF-8.  Every reader of outside JSON uses it."""
+    if isinstance(text, (bytes, bytearray)):
         try:
-            obj = json.loads(obj)
-        except json.JSONDecodeError as e:
-            raise FormatError(f"malformed JSON: {e.msg} at column {e.colno}") from None
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise FormatError(f"not UTF-8 text (byte {e.start + 1})") from None
+    if not isinstance(text, str):
+        raise FormatError(f"JSON text must be a string, got {type(text).__name__}")
+    bad = _UNDECODABLE.search(text)
+    if bad:
+        raise FormatError(f"not UTF-8 text (column {bad.start() + 1})")
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH:
+        brackets = _NOT_A_BRACKET.sub("", _JSON_STRING.sub("", text)).encode()
+        b = np.frombuffer(brackets, np.uint8)
+        steps = np.where((b == ord("[")) | (b == ord("{")), 1, -1)
+        if len(steps) and int(np.cumsum(steps).max()) > MAX_JSON_DEPTH:
+            raise FormatError(f"malformed JSON: arrays and objects nested more than "
+                              f"{MAX_JSON_DEPTH} deep")
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"malformed JSON: {e.msg} at column {e.colno}") from None
+    except ValueError:                      # int() of a number of more than 4300 digits
+        raise FormatError("malformed JSON: a number of more than 4300 digits") from None
+    except RecursionError:                  # not reached below MAX_JSON_DEPTH; kept as a guard
+        raise FormatError("malformed JSON: nested too deep") from None
+
+
+def json_object(obj, not_an_object: str) -> dict:
+    """``obj`` parsed from JSON text if it is a string (:func:`parse_json`); a
+    :class:`FormatError` (the column of a syntax error, or ``not_an_object``) unless the result
+    is a JSON object."""
+    if isinstance(obj, (str, bytes, bytearray)):
+        obj = parse_json(obj)
     if not isinstance(obj, dict):
         raise FormatError(not_an_object)
     return obj
+
+
+def numbered_lines(stream: IO[str], max_chars: int = MAX_LINE_CHARS) -> Iterator[tuple[int, str | None]]:
+    """``(line number, line)`` of every line of a text stream, counting from 1; the line is
+    None when it is longer than ``max_chars`` (its rest is read and dropped, so memory stays
+    bounded whatever the stream holds)."""
+    n = 0
+    while True:
+        line = stream.readline(max_chars + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > max_chars:
+            yield n, None                     # first: a reader may stop at it (an endless file)
+            while line and not line.endswith("\n"):
+                line = stream.readline(max_chars)
+        else:
+            yield n, line
 
 
 def board_from_json(obj: dict[str, Any] | str, variant: str | Variant | None = None
@@ -163,8 +237,10 @@ def board_from_json(obj: dict[str, Any] | str, variant: str | Variant | None = N
         if not isinstance(name, str):
             raise InvalidPosition("field 'variant' must be a string")
         v = get_variant(name)
-        if variant is not None and get_variant(variant).id != v.id:
-            raise InvalidPosition(f"field 'variant' is {v.id!r} but {get_variant(variant).id!r} was asked for")
+        if variant is not None:
+            if get_variant(variant).id != v.id:
+                raise InvalidPosition(f"field 'variant' is {v.id!r} but {get_variant(variant).id!r} was asked for")
+            v = get_variant(variant)              # with its rule options (stakes, ...)
     points = _int_list(obj, "points", 24)
     bar = _int_list(obj, "bar", 2)
     off = _int_list(obj, "off", 2)
@@ -177,8 +253,13 @@ def board_from_json(obj: dict[str, Any] | str, variant: str | Variant | None = N
         if not isinstance(cube, dict):
             raise InvalidPosition("field 'cube' must be an object {value, owner}")
         value, owner = cube.get("value", 1), cube.get("owner", "centre")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidPosition(f"cube.value = {value!r} must be a positive integer")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_STAKE:
+            raise InvalidPosition(f"cube.value = {value!r} must be a positive integer (at most 2**62)")
+        doubling = v.stakes == "cube" or v.stakes == "dave" and v.dave_progression == "geometric"
+        if value & (value - 1) and doubling:
+            rule = "CUBE-D, geometric" if v.stakes == "dave" else "CUBE-1"
+            raise InvalidPosition(f"cube.value = {value} cannot occur in {v.id}: stakes double "
+                                  f"({rule}: 1, 2, 4, 8, ...); only arithmetic dave reaches {value}")
         if owner not in _CUBE_OWNERS:
             raise InvalidPosition(f"cube.owner = {owner!r} must be one of {', '.join(_CUBE_OWNERS)}")
         cube = {"value": value, "owner": owner}

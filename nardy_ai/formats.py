@@ -244,12 +244,12 @@ def _log2(value: Any, name: str) -> int:
     return int(value).bit_length() - 1
 
 
-_INT = re.compile(r"^-?\d+$")
+_INT = re.compile(r"-?[0-9]{1,18}")
 
 
 def _int_field(text: str, name: str, s: str) -> int:
-    if not _INT.match(text):
-        raise FormatError(f"XGID {s!r}: field {name} = {text!r} is not an integer")
+    if not _INT.fullmatch(text):
+        raise FormatError(f"XGID {s[:80]!r}: field {name} = {text[:40]!r} is not an integer (at most 18 digits)")
     return int(text)
 
 

@@ -32,7 +32,7 @@ from typing import IO, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from .agents.base import Agent, subset
-from .board import OFF, OPP_BAR, OPP_OFF, flip, start_board
+from .board import OFF, OPP_BAR, OPP_OFF, flip, parse_json, start_board
 from .cube import CENTRE, CubeState, apply as cube_apply, game_points, new_state, next_stake, \
     stakes_name, stakes_variant
 from .errors import FormatError, IllegalPlay, NardyError, UnknownVariant
@@ -172,11 +172,11 @@ class GameRecord:
     def from_json(cls, line: str) -> GameRecord:
         """Read a line written by :meth:`to_json`."""
         try:
-            d = json.loads(line)
+            d = parse_json(line)
             d["opening"] = [tuple(r) for r in d.get("opening", [])]
             d["turns"] = [Turn(int(p), (int(a), int(b)), str(s)) for p, (a, b), s in d.get("turns", [])]
             return cls(**d)
-        except (json.JSONDecodeError, TypeError, ValueError, KeyError) as e:
+        except (AttributeError, TypeError, ValueError, KeyError, FormatError) as e:
             raise FormatError(f"not a game record: {e}") from None
 
 

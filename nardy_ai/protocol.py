@@ -18,7 +18,9 @@ none or cannot be read).  Blank lines are not requests and get no answer.
     ``{"name", "variant", "version"}`` (and ``variant_version``, the rules version).
 
 A request that cannot be read or names an illegal position gets ``{"id", "error"}`` with a
-message naming the field or rule, and the process keeps serving.  End of input ends it.
+message naming its line number and the field or rule, and the process keeps serving (whatever
+the line: malformed, not UTF-8, nested thousands deep, longer than
+:data:`~nardy_ai.board.MAX_LINE_CHARS`).  End of input ends it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 
 from . import __version__
 from .agents.base import Agent
-from .board import board_from_json, board_to_json, json_object
+from .board import MAX_LINE_CHARS, board_from_json, board_to_json, json_object, numbered_lines
 from .errors import FormatError, IllegalPlay, InvalidPosition, NardyError
 from .movegen import generate
 from .variants import Variant, get_variant
@@ -55,16 +57,27 @@ class Server:
         self.variant = get_variant(variant)
         self.rng = np.random.default_rng(seed)
 
-    def answer_line(self, line: str) -> str:
-        """The answer line (no newline) to one request line."""
+    def answer_line(self, line: str | None, number: int | None = None) -> str:
+        """The answer line (no newline) to one request line (None: a line too long to read);
+        an error names the line ``number`` when given."""
         req_id = None
         try:
+            if line is None:
+                raise FormatError(f"the request line is longer than {MAX_LINE_CHARS} characters")
             req = json_object(line, "a request must be a JSON object with an 'op'")
             req_id = req.get("id")
             out = self.answer(req)
         except NardyError as e:
-            out = {"error": str(e)}
-        return json.dumps({"id": req_id, **out}, default=_json_default)
+            error = str(e)
+        except MemoryError:
+            error = "the request needs more memory than this process has; send smaller batches"
+        else:
+            try:
+                return json.dumps({"id": req_id, **out}, default=_json_default, allow_nan=False)
+            except ValueError:    # NaN or an infinity in the agent's answer: not JSON
+                error = f"agent {self.agent.name} answered a number that is not finite"
+        where = "" if number is None else f"line {number}: "
+        return json.dumps({"id": req_id, "error": where + error})
 
     def answer(self, req: dict) -> dict:
         """The answer to a parsed request, without its ``id``; raises :class:`NardyError`."""
@@ -133,8 +146,8 @@ class Server:
 def serve(agent: Agent, variant: str | Variant, stdin: IO[str], stdout: IO[str], seed: int = 0) -> None:
     """Answer requests from ``stdin`` on ``stdout`` until end of input."""
     server = Server(agent, variant, seed)
-    for line in iter(stdin.readline, ""):
-        if not line.strip():
+    for number, line in numbered_lines(stdin):
+        if line is not None and not line.strip():
             continue
-        stdout.write(server.answer_line(line) + "\n")
+        stdout.write(server.answer_line(line, number) + "\n")
         stdout.flush()

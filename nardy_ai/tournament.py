@@ -52,7 +52,6 @@ Files in the tournament folder.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import functools
 import hashlib
@@ -65,13 +64,14 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .agents import AGENTS, Agent, make_agent
 from .backends import Backend, check_backend, make_backend, require_ray
 from .bench import machine_description
+from .board import parse_json
 from .errors import FormatError, NardyError
 from .cube import stakes_variant
 from .game import GameRecord, play_games, wilson_interval
@@ -79,6 +79,8 @@ from .variants import Variant, parse_variant_spec, variant_options
 
 DEFAULT_GAMES = 400          # games per pairing when --games is not given
 DEFAULT_CHUNK = 100          # duplicate pairs per chunk: 2 x 100 games in lockstep (neural agents batch)
+MAX_GAMES = 10 ** 8          # games per pairing: the schedule of a pairing is held in memory
+MAX_CHUNK = 10 ** 5          # duplicate pairs per chunk: a chunk's games are played in lockstep
 ELO_PER_LOGIT = 400 / math.log(10)
 Z95 = 1.959963984540054
 
@@ -127,10 +129,12 @@ class TournamentConfig:
             seen.add(a)
         if self.games < 2 or self.games % 2:
             raise TournamentError(f"games per pairing must be even and at least 2 (duplicate pairs), got {self.games}")
+        if self.games > MAX_GAMES:
+            raise TournamentError(f"--games: at most {MAX_GAMES:,} games per pairing, got {self.games:,}")
         if self.seed < 0:
             raise TournamentError(f"--seed must be >= 0, got {self.seed}")
-        if self.chunk < 1:
-            raise TournamentError(f"chunk must be at least 1 duplicate pair, got {self.chunk}")
+        if not 1 <= self.chunk <= MAX_CHUNK:
+            raise TournamentError(f"chunk must be 1 to {MAX_CHUNK:,} duplicate pairs, got {self.chunk}")
         stakes_variant(v, self.stakes)            # raises for unknown stakes or a cube on dave
         return v
 
@@ -193,12 +197,15 @@ def load_config(out: str | os.PathLike) -> TournamentConfig:
     """The settings saved in ``out``; refuses a tournament played under other rules versions."""
     path = Path(out) / CONFIG_FILE
     try:
-        with open(path, encoding="utf-8") as f:
-            saved = json.load(f)
-    except FileNotFoundError:
+        saved = parse_json(path.read_bytes())
+    except (FileNotFoundError, NotADirectoryError):
         raise TournamentError(f"--resume: {out} holds no tournament ({CONFIG_FILE} is missing)") from None
-    except json.JSONDecodeError as e:
+    except OSError as e:
+        raise TournamentError(f"--resume: cannot read {path}: {e.strerror}") from None
+    except FormatError as e:
         raise FormatError(f"{path}: {e}") from None
+    if not isinstance(saved, dict):
+        raise FormatError(f"{path}: the settings must be a JSON object")
     config = TournamentConfig.from_json(saved)
     v = config.rules()
     if saved.get("variant_version") != v.version:
@@ -371,19 +378,21 @@ def read_games(path: str | os.PathLike) -> dict[tuple[str, str, int], GameRecord
     other bad line raises :class:`FormatError` naming its line number."""
     games: dict[tuple[str, str, int], GameRecord] = {}
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
             text = f.read()
     except FileNotFoundError:
         return games
+    except OSError as e:
+        raise FormatError(f"cannot read {path}: {e.strerror}") from None
     lines = text.split("\n")
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            d = json.loads(line)
+            d = parse_json(line)
             (a, b), index = d.pop("pairing"), int(d.pop("index"))
             record = GameRecord.from_json(json.dumps(d))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, FormatError) as e:
+        except (AttributeError, KeyError, TypeError, ValueError, FormatError) as e:
             if n == len(lines):
                 continue                       # the torn tail of an interrupted write
             raise FormatError(f"{path} line {n}: not a tournament game: {e}") from None
@@ -395,10 +404,13 @@ def _cut_torn_tail(path: Path) -> None:
     """Drop a last line without its newline (a write cut short), so appends start clean."""
     if not path.exists():
         return
-    with open(path, "rb+") as f:
-        data = f.read()
-        if data and not data.endswith(b"\n"):
-            f.truncate(data.rfind(b"\n") + 1)
+    try:
+        with open(path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+    except OSError as e:
+        raise TournamentError(f"cannot repair {path}: {e.strerror}") from None
 
 
 # --- statistics -----------------------------------------------------------------------------
@@ -605,20 +617,34 @@ def summary_csv(summary: dict) -> str:
     return buf.getvalue()
 
 
-def display_name(spec: str, width: int = 28) -> str:
+def display_name(spec: str, width: int | None = None) -> str:
     """An agent spec shortened for tables: a path argument keeps its last two parts
-    (``td:checkpoints/backgammon/td80/checkpoint.pt`` -> ``td:td80/checkpoint.pt``)."""
+    (``td:checkpoints/backgammon/td80/checkpoint.pt`` -> ``td:td80/checkpoint.pt``).  Only
+    with ``width`` (pictures, the progress bar) is a longer name cut, in the middle, so that
+    its kind (the prefix) and its end both stay readable."""
     prefix, sep, arg = spec.partition(":")
     if sep and "/" in arg:
         spec = f"{prefix}:{'/'.join(arg.split('/')[-2:])}"
-    return spec if len(spec) <= width else "…" + spec[-(width - 1):]
+    if width is None or len(spec) <= width:
+        return spec
+    head = (width - 1) // 2
+    return spec[:head] + "…" + spec[len(spec) - (width - 1 - head):]
+
+
+def display_names(specs: Sequence[str]) -> dict[str, str]:
+    """The names tables print for agents: :func:`display_name` (never cut), or the whole spec
+    where two agents' shortened names would be the same."""
+    short = {s: display_name(s) for s in specs}
+    seen = list(short.values())
+    return {s: n if seen.count(n) == 1 else s for s, n in short.items()}
 
 
 def format_summary(summary: dict) -> str:
     """The ranking (Elo) and the cross-table as text for the terminal."""
     names = summary["result_levels"]
     ranking = summary["ranking"]
-    w = max(5, max(len(display_name(r["agent"])) for r in ranking))
+    shown = display_names([r["agent"] for r in ranking])
+    w = max(5, max(len(shown[r["agent"]]) for r in ranking))
     lines = [f"{summary['variant']} v{summary['variant_version']}"
              + (f" {summary['options']}" if summary["options"] else "")
              + f", {summary['mode']}: {len(ranking)} agents, {summary['games_per_pairing']} games per pairing "
@@ -633,14 +659,14 @@ def format_summary(summary: dict) -> str:
     for r in ranking:
         ci = r["points_per_game_ci95"]
         ci_text = f"[{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "n/a"
-        lines.append(f"{r['rank']:>2}  {display_name(r['agent']):<{w}}  {r['elo']:>+5.0f}  "
+        lines.append(f"{r['rank']:>2}  {shown[r['agent']]:<{w}}  {r['elo']:>+5.0f}  "
                      f"{'[%+.0f, %+.0f]' % tuple(r['elo_ci95']):<13}  {r['games']:>5}  "
                      f"{r['points_per_game']:>+8.3f}  {ci_text:<15}  {100 * r['win_rate']:>5.1f}"
                      + "".join(f"  {100 * r['win_rates_by_level'][n]:>{max(len(n) + 2, 6)}.1f}" for n in names[1:]))
     order = [r["agent"] for r in ranking]
-    cw = {c: max(10, len(display_name(c))) for c in order}
+    cw = {c: max(10, len(shown[c])) for c in order}
     lines += ["", "Cross-table: points per game of the row agent against the column agent (± 95% CI half-width)",
-              f"{'':<{w}}" + "".join(f"  {display_name(c):>{cw[c]}}" for c in order)]
+              f"{'':<{w}}" + "".join(f"  {shown[c]:>{cw[c]}}" for c in order)]
     half = {}
     for p in summary["pairings"]:
         ci = p["points_per_game_ci95"]
@@ -651,7 +677,7 @@ def format_summary(summary: dict) -> str:
         for y in order:
             v = summary["cross_table"][x][y]
             cells.append("·" if x == y else "" if v is None else f"{v:+.2f}±{half[(x, y)]:.2f}")
-        lines.append(f"{display_name(x):<{w}}" + "".join(f"  {c:>{cw[y]}}" for c, y in zip(cells, order)))
+        lines.append(f"{shown[x]:<{w}}" + "".join(f"  {c:>{cw[y]}}" for c, y in zip(cells, order)))
     if "stakes" in summary:
         lines += ["", f"Stakes ({summary['stakes']}): raises offered, and taken / passed / beavered "
                       f"when offered; mean final stake of the agent's games",
@@ -659,7 +685,7 @@ def format_summary(summary: dict) -> str:
                   f"{'beavers':>7}  {'mean stake':>10}"]
         for r in ranking:
             c = r["cube"]
-            lines.append(f"{display_name(r['agent']):<{w}}  {c['doubles']:>7}  {c['doubles_received']:>8}  "
+            lines.append(f"{shown[r['agent']]:<{w}}  {c['doubles']:>7}  {c['doubles_received']:>8}  "
                          f"{c['takes']:>5}  {c['passes']:>6}  {c['beavers']:>7}  {c['mean_stake']:>10.2f}")
     return "\n".join(lines)
 
@@ -762,39 +788,61 @@ def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: boo
         if backend == "ray":
             require_ray()
     out = Path(out)
-    if resume:
-        if load_config(out) != config:
-            raise TournamentError(f"--resume: the settings differ from those saved in {out / CONFIG_FILE}")
-    else:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise TournamentError(f"cannot create {out}: {e.strerror}") from None
-    with _folder_lock(out):
-        runner = make_backend(backend, jobs, address, log) if own else backend
-        if play is None and runner.name == "ray":     # cluster nodes may not have the checkpoints
-            play = functools.partial(play_chunk_with_files, checkpoint_files(config.agents))
-        try:
-            return _play(config, out, resume, runner, play or play_chunk, progress, log)
-        finally:
-            if own:
-                runner.close()
-
-
-@contextlib.contextmanager
-def _folder_lock(out: Path) -> Iterator[None]:
-    """One process at a time in a tournament folder: two writers would play the same games."""
+    if resume and load_config(out) != config:
+        raise TournamentError(f"--resume: the settings differ from those saved in {out / CONFIG_FILE}")
+    runner = make_backend(backend, jobs, address, log) if own else backend    # Ray joins or fails here
     try:
-        import fcntl
-    except ImportError:                       # not POSIX: no lock
-        yield
-        return
-    with open(out / ".lock", "a") as f:
+        if not resume:
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise TournamentError(f"cannot create {out}: {e.strerror}") from None
+        with FolderLock(out, "nardy tournament", TournamentError):
+            if play is None and runner.name == "ray":     # cluster nodes may not have the checkpoints
+                play = functools.partial(play_chunk_with_files, checkpoint_files(config.agents))
+            return _play(config, out, resume, runner, play or play_chunk, progress, log)
+    finally:
+        if own:
+            runner.close()
+
+
+class FolderLock:
+    """One process at a time in a run folder (a tournament's, a training run's): two writers
+    would play the same games or interleave one file.  An ``flock`` on ``FOLDER/.lock``, so the
+    system releases it when the process ends, however it ends (kill -9 included).  Taken on
+    creation (``error`` raised at once when another process holds it), released by
+    :meth:`release`, at the end of a ``with`` block, or when the object is collected."""
+
+    def __init__(self, folder: str | os.PathLike, what: str, error: type[NardyError] = NardyError):
+        self.file = None
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            import fcntl
+        except ImportError:                   # not POSIX: no lock
+            return
+        try:
+            self.file = open(Path(folder) / ".lock", "a")
+        except OSError as e:
+            raise error(f"cannot lock {folder}: {e.strerror}") from None
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise TournamentError(f"another nardy tournament is running in {out}") from None
-        yield
+            self.release()
+            raise error(f"another {what} is running in {folder}") from None
+
+    @property
+    def held(self) -> bool:
+        return self.file is not None
+
+    def release(self) -> None:
+        if self.file is not None:
+            self.file.close()                 # closing the file drops the lock
+            self.file = None
+
+    def __enter__(self) -> FolderLock:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
 
 
 def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, play: Callable,

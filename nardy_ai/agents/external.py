@@ -27,7 +27,7 @@ from typing import IO, Any, Sequence
 
 import numpy as np
 
-from ..board import board_from_json, board_to_json
+from ..board import board_from_json, board_to_json, parse_json
 from ..errors import EngineError, FormatError, IllegalPlay, NardyError, UnknownAgent
 from ..movegen import Afterstates
 from ..notation import find_play
@@ -126,8 +126,8 @@ class _Engine:
         if line is None:
             raise self._died()
         try:
-            ans = json.loads(line)
-        except ValueError:
+            ans = parse_json(line)
+        except FormatError:
             self.close()
             raise EngineError(f"agent {self.who}: unreadable answer line {line[:200]!r} to the "
                               f"{obj['op']} request {rid}") from None

@@ -1,0 +1,228 @@
+"""What a user may rely on after a crash (issue #14, README "After a crash"): kill -9 of a
+training run or of a `--jobs 2` tournament leaves no process behind, and `--resume` finishes
+with every game exactly once and metrics that never go backwards; one process at a time in a
+run folder; training that diverges stops with the last good checkpoint kept."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from nardy_ai.board import parse_json
+from nardy_ai.errors import NardyError
+from nardy_ai.model import load_checkpoint
+from training.config import ConfigError, config_from_dict
+from training.td import Trainer, TrainingDiverged
+
+NARDY = [sys.executable, "-m", "nardy_ai.cli"]
+linux_only = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the process table in /proc")
+
+
+def small_config(**over):
+    cfg = {"variant": "backgammon", "seed": 3, "selfplay": {"parallel_games": 32, "total_games": 10 ** 6},
+           "td": {"update_games": 32}, "run": {"checkpoint_every": 64, "eval_every": 0, "log_every": 32}}
+    for section, values in over.items():
+        cfg.setdefault(section, {}).update(values)
+    return config_from_dict(cfg)
+
+
+def metrics(run: Path) -> list[dict]:
+    """Every line of the run's metrics.jsonl, read as strict JSON (no NaN, no torn line)."""
+    return [parse_json(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def wait_until(condition, timeout_s: float, what: str) -> None:
+    end = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"gave up after {timeout_s} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a process, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return fields[0], int(fields[1])
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` now (children, their children, ...)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (st := _stat(int(entry))):
+            parents[int(entry)] = st[1]
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    st = _stat(pid)
+    return st is not None and st[0] not in ("Z", "X")       # a zombie has ended
+
+
+def kill_9(proc: subprocess.Popen) -> set[int]:
+    """kill -9 the process alone (not its group); returns the processes it had below it."""
+    family = descendants(proc.pid)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    return family
+
+
+def _games_lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
+@linux_only
+def test_kill_9_of_a_two_process_tournament_leaves_no_process_and_resume_plays_every_game_once(tmp_path):
+    out = tmp_path / "t"
+    cmd = NARDY + ["tournament", "--variant", "backgammon", "--agents", "heuristic", "random", "--games", "240",
+                   "--chunk", "2", "--jobs", "2", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    family: set[int] = set()
+    try:
+        wait_until(lambda: _games_lines(out / "games.jsonl") >= 8 and len(descendants(proc.pid)) >= 2, 120,
+                   "the workers' first games")
+        family = kill_9(proc)
+        assert len(family) >= 2                              # two workers (and the resource tracker)
+        wait_until(lambda: not any(alive(p) for p in family), 30, "the workers to end with their parent")
+    finally:
+        for pid in [proc.pid, *family]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    keys = [(tuple(d["pairing"]), d["index"]) for d in map(parse_json, (out / "games.jsonl").read_text().splitlines())]
+    assert len(keys) == len(set(keys)) == 240                       # every game exactly once
+    assert sorted(i for _, i in keys) == list(range(240))
+    assert parse_json((out / "summary.json").read_text())["games"] == 240
+
+
+@linux_only
+def test_kill_9_of_training_then_resume_metrics_never_go_backwards(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('variant = "backgammon"\nseed = 3\n[selfplay]\nparallel_games = 32\ntotal_games = 100000\n'
+                   '[td]\nupdate_games = 32\n[run]\ncheckpoint_every = 96\neval_every = 0\nlog_every = 32\n')
+    run = tmp_path / "run"
+    cmd = NARDY + ["train", "--config", str(cfg), "--out", str(run), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def past_a_checkpoint() -> bool:         # a line logged after the last checkpoint
+        try:
+            saved = load_checkpoint(str(run / "checkpoint.pt"))["games"]
+            return max(d["games"] for d in metrics(run)) > saved
+        except (OSError, NardyError, ValueError):
+            return False
+
+    try:
+        wait_until(past_a_checkpoint, 120, "training past its first checkpoint")
+        family = kill_9(proc) | {proc.pid}
+        wait_until(lambda: not any(alive(p) for p in family), 30, "every process of the run to end")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    killed_at = max(d["games"] for d in metrics(run) if d["kind"] == "train")
+    again = subprocess.run(cmd + ["--resume", "--games", str(killed_at + 96)], capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    games = [d["games"] for d in metrics(run)]
+    assert games == sorted(games) and games[-1] >= killed_at + 96
+
+
+def test_one_trainer_at_a_time_in_a_run_folder(tmp_path):
+    run = tmp_path / "run"
+    Trainer(small_config(), str(run), config_text="# x\n").run(total_games=32, progress=False)
+    first = Trainer(small_config(), str(run), resume=True)           # holds the folder
+    tb, lines = sorted(os.listdir(run / "tb")), (run / "metrics.jsonl").read_bytes()
+    with pytest.raises(NardyError, match="another nardy train is running in"):
+        Trainer(small_config(), str(run), resume=True)
+    assert sorted(os.listdir(run / "tb")) == tb and (run / "metrics.jsonl").read_bytes() == lines
+    first.run(total_games=64, progress=False)                         # done: the folder is free again
+    Trainer(small_config(), str(run), resume=True).close()
+
+
+def test_a_diverging_run_stops_keeping_the_last_good_checkpoint(tmp_path):
+    run = tmp_path / "run"
+    t = Trainer(small_config(), str(run))
+    t.run(total_games=64, progress=False)
+    good = (run / "checkpoint.pt").read_bytes()
+    with torch.no_grad():                                  # what a far too high learning rate does
+        next(t.ev.net.parameters()).view(-1)[0] = float("nan")
+    with pytest.raises(TrainingDiverged, match="not a finite number"):
+        t.run(total_games=256, progress=False)
+    t.close()
+    assert (run / "checkpoint.pt").read_bytes() == good
+    assert max(d["games"] for d in metrics(run)) == t.games          # strict JSON, nothing after
+    with pytest.raises(ConfigError, match="td.learning_rate: must be a finite number"):
+        small_config(td={"learning_rate": float("inf")})
+
+
+def test_resume_drops_what_a_killed_session_logged_after_its_checkpoint(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    run = tmp_path / "run"
+    t = Trainer(small_config(), str(run))
+    t.run(total_games=64, progress=False)           # logs every 32 games, the last at the checkpoint
+    ckpt = t.games
+    t.writer.add_scalar("train/loss", 9.5, ckpt + 20)        # a session killed after its checkpoint
+    t.writer.flush()
+    with open(run / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({"kind": "train", "games": ckpt + 20, "loss": 9.5}) + '\n{"kind": "train", "ga')
+    resumed = Trainer(small_config(), str(run), resume=True, print_fn=lambda *a: None)
+    assert max(d["games"] for d in metrics(run)) == ckpt
+    resumed.run(total_games=128, progress=False)
+    games = [d["games"] for d in metrics(run)]
+    assert games == sorted(games) and 9.5 not in [d.get("loss") for d in metrics(run)]
+    acc = EventAccumulator(str(run / "tb"))
+    acc.Reload()
+    loss = {e.step: e.value for e in acc.Scalars("train/loss")}
+    logged = [d["games"] for d in metrics(run) if d["kind"] == "train" and "loss" in d]
+    assert ckpt in logged and sorted(loss) == logged                   # the checkpoint's own step kept
+    assert 9.5 not in loss.values()
+
+
+def test_eval_opponents_are_checked_before_anything_is_written(tmp_path):
+    for spec, word in (("nobody", "nobody"), ("pubeval", "long")):
+        cfg = small_config(run={"eval_opponents": ["random", spec]})
+        cfg.variant = "long"
+        with pytest.raises(ConfigError, match=f"run.eval_opponents: .*{word}"):
+            Trainer(cfg, str(tmp_path / "run"))
+    assert not (tmp_path / "run").exists()
+
+
+def test_interrupted_training_exits_130_with_a_hint_and_its_own_config_resumes(tmp_path):
+    cfg = tmp_path / "c.toml"                      # no variant: it comes from --variant
+    cfg.write_text("seed = 3\n[selfplay]\nparallel_games = 16\ntotal_games = 100000\n[td]\nupdate_games = 16\n"
+                   "[run]\ncheckpoint_every = 1000\neval_every = 0\nlog_every = 16\n")
+    run = tmp_path / "run"
+    proc = subprocess.Popen(NARDY + ["train", "--config", str(cfg), "--variant", "long", "--out", str(run),
+                                     "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: (run / "metrics.jsonl").exists() and any(
+            d["kind"] == "train" and d["games"] > 0 for d in metrics(run)), 120, "the first update")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted at game" in err and f"--out {run} --resume" in err and "Traceback" not in err
+    games = max(d["games"] for d in metrics(run))
+    again = subprocess.run(NARDY + ["train", "--config", str(run / "config.toml"), "--out", str(run), "--resume",
+                                    "--games", str(games + 16), "--no-progress"],
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
