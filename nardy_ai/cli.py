@@ -19,33 +19,94 @@ EXIT_USAGE = 2
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors.  Every ``type=int`` option of the command is a count, a
+    size or a seed, so it reads a non-negative integer (:func:`_count`); every ``type=float``
+    option a finite non-negative number (:func:`_amount`): commands added later inherit it."""
+
     def error(self, message: str):  # one line, exit status 2 (argparse prints usage too)
         raise NardyError(f"{self.prog}: {message}")
+
+    def add_argument(self, *args, **kwargs):
+        if kwargs.get("type") in (int, float):
+            kwargs["type"] = _count if kwargs["type"] is int else _amount
+        return super().add_argument(*args, **kwargs)
+
+
+#: Largest integer an option takes (seeds are 63-bit; counts and sizes stop far below).
+MAX_OPTION_INT = 2 ** 63 - 1
+
+
+def _count(text: str) -> int:
+    """An integer option: 0 <= n <= 2**63 - 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
+    if not 0 <= n <= MAX_OPTION_INT:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2**63 - 1, got {text[:40]}")
+    return n
+
+
+def _positive(text: str) -> int:
+    """An integer option that must be at least 1."""
+    n = _count(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _amount(text: str) -> float:
+    """A number option (seconds, ...): finite and >= 0."""
+    import math
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+    if not (math.isfinite(x) and x >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text[:40]}")
+    return x
+
+
+def _sizes(largest: int):
+    """An option type for comma-separated sizes ``1 <= n <= largest`` (``64,1024``); the
+    value stays the text, so commands split it as before."""
+    def sizes(text: str) -> str:
+        parts = [p.strip() for p in text.split(",")]
+        if not all(p.isascii() and p.isdigit() and len(p) < 20 and 1 <= int(p) <= largest for p in parts):
+            raise argparse.ArgumentTypeError(f"must be whole numbers from 1 to {largest} separated by "
+                                             f"commas, e.g. 64,1024; got {text[:40]!r}")
+        return ",".join(parts)
+    return sizes
 
 
 # --- nardy moves ------------------------------------------------------------------------
 
-def answer_move_requests(lines: Iterable[str], default_variant: str | None,
+def answer_move_requests(lines: Iterable[str | None], default_variant: str | None,
                          chunk: int = 4096) -> Iterator[str]:
     """Answer POSITIONS.md requests for legal plays, one JSON line per request, in order.
 
     Lines are read in chunks and answered with one batched call of the move generator per
-    variant; a line that cannot be read gets ``{"error": ...}`` and the rest go on.
+    variant; a line that cannot be read (None: too long to read) gets ``{"error": ...}``
+    naming its line number, and the rest go on.
     """
-    from .board import board_from_json, board_to_json
+    from .board import MAX_LINE_CHARS, board_from_json, board_to_json, parse_json
     from .movegen import generate
 
-    def answer(batch: list[str]) -> list[str]:
+    def answer(batch: list[tuple[int, str | None]]) -> list[str]:
         out: list[str | None] = [None] * len(batch)
         by_variant: dict[str, list[tuple[int, np.ndarray, tuple[int, int]]]] = {}
-        for i, line in enumerate(batch):
+        for i, (number, line) in enumerate(batch):
             try:
-                v, board, dice, _ = board_from_json(line, variant=None if _has_variant(line) else default_variant)
+                if line is None:
+                    raise FormatError(f"the line is longer than {MAX_LINE_CHARS} characters")
+                obj = parse_json(line)
+                named = not isinstance(obj, dict) or "variant" in obj
+                v, board, dice, _ = board_from_json(obj, variant=None if named else default_variant)
                 if dice is None:
                     raise FormatError("missing field 'dice' (two numbers 1-6)")
                 by_variant.setdefault(v.id, []).append((i, board, dice))
             except NardyError as e:
-                out[i] = json.dumps({"error": str(e)})
+                out[i] = json.dumps({"error": f"line {number}: {e}"})
         for vid, items in by_variant.items():
             res = generate(np.stack([b for _, b, _ in items]), np.array([d for _, _, d in items]),
                            vid, notation=True)
@@ -55,11 +116,11 @@ def answer_move_requests(lines: Iterable[str], default_variant: str | None,
                     board_to_json(res.boards[r], play=res.plays[r]) for r in range(lo, hi)]})
         return out  # type: ignore[return-value]
 
-    batch: list[str] = []
-    for line in lines:
-        if not line.strip():
+    batch: list[tuple[int, str | None]] = []
+    for number, line in enumerate(lines, 1):
+        if line is not None and not line.strip():
             continue
-        batch.append(line)
+        batch.append((number, line))
         if len(batch) >= chunk:
             yield from answer(batch)
             batch = []
@@ -67,19 +128,19 @@ def answer_move_requests(lines: Iterable[str], default_variant: str | None,
         yield from answer(batch)
 
 
-def _has_variant(line: str) -> bool:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError:
-        return True   # let board_from_json report the malformed JSON
-    return not isinstance(obj, dict) or "variant" in obj
+def _stdin() -> IO[str]:
+    """Standard input as UTF-8 text; bytes that are not UTF-8 are kept (surrogateescape) for
+    the JSON reader to refuse line by line instead of ending the stream."""
+    if hasattr(sys.stdin, "reconfigure"):
+        sys.stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
+    return sys.stdin
 
 
 def _open_in(path: str | None) -> IO[str]:
     if path in (None, "-"):
-        return sys.stdin
+        return _stdin()
     try:
-        return open(path, encoding="utf-8")
+        return open(path, encoding="utf-8", errors="surrogateescape")
     except OSError as e:
         raise NardyError(f"cannot read {path}: {e.strerror}") from None
 
@@ -88,8 +149,9 @@ def cmd_moves(args) -> int:
     from .variants import get_variant
     if args.variant:
         get_variant(args.variant)
+    from .board import numbered_lines
     src = _open_in(args.jsonl)
-    for answer in answer_move_requests(src, args.variant):
+    for answer in answer_move_requests((line for _, line in numbered_lines(src)), args.variant):
         print(answer, flush=False)
     sys.stdout.flush()
     return 0
@@ -99,24 +161,54 @@ def cmd_moves(args) -> int:
 
 def _read_position(args):
     """The position named on the command line: JSON text/file, gnubg Position ID or XGID."""
-    from .board import board_from_json
+    import os
+    from .board import board_from_json, parse_json
     from .variants import get_variant
     text = args.position
-    if args.gnubg_id or args.xgid:
+    given = [name for name, value in (("a JSON position", text), ("--gnubg-id", args.gnubg_id),
+                                      ("--xgid", args.xgid)) if value is not None]
+    if len(given) > 1:
+        raise NardyError(f"give one position, not {' and '.join(given)}")
+    if args.gnubg_id is not None or args.xgid is not None:
         from . import formats
         v = get_variant(args.variant or "backgammon")
-        if args.gnubg_id:
+        if args.gnubg_id is not None:
             return v, formats.board_from_position_id(args.gnubg_id, v), None, None
         board, info = formats.board_from_xgid(args.xgid, v)
-        dice = info.get("dice")
-        cube = {"value": info.get("cube_value", 1), "owner": info.get("cube_owner", "centre")}
-        return v, board, dice, cube
+        return v, board, info["dice"], info["cube"]
     if text is None or text == "-":
-        text = sys.stdin.read()
-    elif not text.lstrip().startswith("{"):
-        with _open_in(text) as f:
-            text = f.read()
-    return board_from_json(text, variant=args.variant if args.variant and '"variant"' not in text else None)
+        text = _read_text(_stdin(), "standard input")
+    elif text.lstrip()[:1] not in ("{", "[", '"') and (os.path.exists(text) or not _is_json(text)):
+        with _open_in(text) as f:                 # a file (JSON text never names one)
+            text = _read_text(f, text)
+    obj = parse_json(text)
+    named = isinstance(obj, dict) and "variant" in obj
+    return board_from_json(obj, variant=args.variant if args.variant and not named else None)
+
+
+#: Largest position file or stdin text read (one JSON position is a few hundred characters).
+MAX_POSITION_CHARS = 2 ** 20
+
+
+def _read_text(f: IO[str], name: str) -> str:
+    """The text of a position file, refusing endless or huge ones (``/dev/zero``)."""
+    try:
+        text = f.read(MAX_POSITION_CHARS + 1)
+    except OSError as e:
+        raise NardyError(f"cannot read {name}: {e.strerror}") from None
+    if len(text) > MAX_POSITION_CHARS:
+        raise FormatError(f"{name} holds more than {MAX_POSITION_CHARS} characters: a position "
+                          f"file holds one JSON position")
+    return text
+
+
+def _is_json(text: str) -> bool:
+    from .board import parse_json
+    try:
+        parse_json(text)
+    except FormatError:
+        return False
+    return True
 
 
 def cmd_show(args) -> int:
@@ -134,17 +226,95 @@ def cmd_show(args) -> int:
 
 
 def _write_atomic(path: str, text: str) -> None:
+    """Write a file whole: a temporary file renamed over it (through a symbolic link), so that a
+    kill never leaves half a file.  A path that exists and is no regular file (``/dev/stdout``,
+    a pipe, a device) is written to as it is, never replaced."""
     import os
-    tmp = f"{path}.tmp{os.getpid()}"
+    target = os.path.realpath(path)
+    tmp = f"{target}.tmp{os.getpid()}"
     try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
         raise NardyError(f"cannot write {path}: {e.strerror}") from None
 
 
+# --- nardy rollout ----------------------------------------------------------------------
+
+def cmd_rollout(args) -> int:
+    from .agents import make_agent
+    from .backends import make_backend
+    from .rollout import format_result, result_json, rollout
+    from .variants import parse_variant_spec
+    spec = parse_variant_spec(args.variant) if args.variant else None
+    args.variant = spec.id if spec else None          # the position reader knows plain ids
+    v, board, dice, _ = _read_position(args)
+    if spec is not None:
+        if spec.id != v.id:
+            raise NardyError(f"--variant {spec.id} but the position is for {v.id}")
+        v = spec
+    make_agent(args.agent, v)                            # a bad spec fails before any worker starts
+    from functools import partial
+    with make_backend(args.backend, args.jobs, args.address, log=partial(print, file=sys.stderr)) as backend:
+        res = rollout(board, v, args.agent, games=args.games, truncate=args.truncate, seed=args.seed,
+                      backend=backend, dice=dice)
+        runs = backend.describe()
+    first = (f"the player on roll plays {dice[0]}-{dice[1]} first" if dice
+             else "the player on roll rolls first")
+    if args.json:
+        print(json.dumps(result_json(res, agent=args.agent, seed=args.seed, truncate=args.truncate,
+                                     dice=list(dice) if dice else None, runs=runs)))
+        return 0
+    how = f"truncated after {args.truncate} plies (then the evaluator's value)" if args.truncate is not None \
+        else "played to the end"
+    print(format_result(res, header=f"rollout, {v.id}, agent {args.agent}, cubeless: {first}; games {how}, "
+                                    f"seed {args.seed}, first rolls rotated over the 36; {runs}"))
+    return 0
+
+
 # --- nardy play -------------------------------------------------------------------------
+
+class _Output:
+    """A file the command appends to, opened before the work starts so that a path that
+    cannot be written fails before anything is computed; a file opened here and never written
+    to is removed again when the process ends."""
+
+    def __init__(self, path: str):
+        import atexit
+        import os
+        self.path, self.created = path, not os.path.exists(path)
+        try:
+            self.file = open(path, "a", encoding="utf-8")
+        except OSError as e:
+            raise NardyError(f"cannot write {path}: {e.strerror}") from None
+        self.written = False
+        atexit.register(self._close)
+
+    def write(self, fn) -> None:
+        """Call ``fn(file)`` and close the file."""
+        try:
+            fn(self.file)
+            self.file.close()
+        except OSError as e:
+            raise NardyError(f"cannot write {self.path}: {e.strerror}") from None
+        self.written = True
+
+    def _close(self) -> None:
+        import os
+        self.file.close()
+        if self.created and not self.written:
+            try:
+                if os.path.getsize(self.path) == 0:
+                    os.remove(self.path)
+            except OSError:
+                pass
 
 def cmd_play(args) -> int:
     from .agents import make_agent
@@ -157,14 +327,15 @@ def cmd_play(args) -> int:
     b = make_agent(args.agents[1], v)
     if args.games < 1:
         raise NardyError("--games must be at least 1")
+    out = _Output(args.jsonl) if args.jsonl else None      # a path that cannot be written fails now
     # Seats alternate: the first half with A as white, the second with B as white.
     first = (args.games + 1) // 2
     records = play_games(v, (a, b), first, seed=args.seed, record=bool(args.jsonl), stakes=args.stakes)
     if args.games - first:
         records += play_games(v, (b, a), args.games - first, seed=args.seed + 1,
                               record=bool(args.jsonl), stakes=args.stakes)
-    if args.jsonl:
-        write_jsonl(records, args.jsonl)
+    if out is not None:
+        out.write(lambda f: write_jsonl(records, f))
     s = summarize(records)
     if args.stakes not in (None, "none"):
         # Cube statistics per seat of --agents (A first): relabelled so equal specs stay apart.
@@ -236,7 +407,8 @@ def cmd_bench(args) -> int:
         for name in args.variant or ["backgammon"]:
             v = get_variant(name)
             specs = args.agents or ["random", "heuristic"] + ([] if v.is_long else ["pubeval"])
-            row = bench.bench_evaluators(v, specs, args.reference, args.seed or 0, args.positions)
+            row = bench.bench_evaluators(v, specs, args.reference, args.seed or 0, args.positions,
+                                         args.set_version)
             print(json.dumps(row) if args.json else bench.format_evaluators(row))
     elif args.what == "backends":
         hidden = tuple(int(x) for x in args.hidden.split(","))
@@ -244,6 +416,22 @@ def cmd_bench(args) -> int:
             row = bench.bench_backends(get_variant(name), args.agents, args.games or 100, jobs=args.jobs,
                                        train_seconds=args.seconds, hidden=hidden)
             print(json.dumps(row) if args.json else bench.format_backends(row))
+    elif args.what == "bearoff":
+        row = bench.bench_bearoff(args.variant or ["backgammon", "long"], repeats=args.repeats)
+        print(json.dumps(row) if args.json else bench.format_bearoff(row))
+    elif args.what == "rollout":
+        for name in args.variant or ["backgammon"]:
+            row = bench.bench_rollout(get_variant(name), args.agents, args.seconds)
+            print(json.dumps(row) if args.json else bench.format_rollout(row))
+    elif args.what == "features":
+        for name in args.variant or ["backgammon"]:
+            row = bench.bench_features(get_variant(name), args.batch, repeats=args.repeats)
+            print(json.dumps(row) if args.json else bench.format_features(row))
+    elif args.what == "labels":
+        from training.search_targets import bench_labels, format_labels
+        for name in args.variant or ["backgammon"]:
+            row = bench_labels(get_variant(name), args.checkpoint, args.seconds, args.jobs)
+            print(json.dumps(row) if args.json else format_labels(row))
     return 0
 
 
@@ -260,9 +448,18 @@ def cmd_train(args) -> int:
         if not args.variant:
             raise NardyError("the variant is missing: give --variant or set variant in the config")
         cfg.variant = args.variant
+        # The run's copy of the config names the variant, so that it alone resumes the run.
+        text = f"variant = {json.dumps(args.variant)}   # from --variant\n{text}"
     parse_variant_spec(cfg.variant)
+    if args.games is not None and args.games < 1:
+        raise NardyError(f"--games must be at least 1, got {args.games}")
     name = cfg.name or os.path.splitext(os.path.basename(args.config))[0]
     out = args.out or os.path.join("runs", name)
+    if cfg.method.kind == "search_targets":
+        from training.search_targets import cli_train
+        return cli_train(args, cfg, text, out)
+    if args.jobs is not None:
+        raise NardyError('--jobs is for [method] kind = "search_targets" (labelling processes)')
     if args.actors is not None:
         if args.backend != "ray":
             raise NardyError("--actors is for --backend ray")
@@ -281,6 +478,14 @@ def cmd_train(args) -> int:
     res = trainer.run(total_games=args.games, progress=not args.no_progress)
     print(f"{res['games']} games in {out} ({res['games_per_s']:.1f} games/s this session); "
           f"checkpoint {os.path.join(out, 'checkpoint.pt')}")
+    if trainer.stop_requested:
+        import shlex
+        again = ["nardy", "train", "--config", args.config, "--out", out, "--resume"]
+        again += ["--backend", "ray"] if args.backend == "ray" else []
+        again += ["--address", args.address] if args.address else []
+        print(f"nardy: interrupted at game {res['games']} (checkpoint written); continue with: "
+              f"{shlex.join(again)}", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -290,7 +495,7 @@ def cmd_serve(args) -> int:
     from .variants import parse_variant_spec
     v = parse_variant_spec(args.variant)
     agent = make_agent(args.agent, v)
-    serve(agent, v, sys.stdin, sys.stdout, seed=args.seed)
+    serve(agent, v, _stdin(), sys.stdout, seed=args.seed)
     return 0
 
 
@@ -325,11 +530,25 @@ def cmd_tournament(args) -> int:
         tm.run_tournament(config, out, resume=args.resume, jobs=args.jobs, progress=not args.no_progress,
                           backend=args.backend, address=args.address)
     except KeyboardInterrupt:
-        print(f"nardy: interrupted; continue with: nardy tournament --variant {args.variant} --out {out} --resume",
-              file=sys.stderr)
+        import shlex
+        if os.path.exists(os.path.join(out, tm.CONFIG_FILE)):
+            again = shlex.join(["nardy", "tournament", "--variant", args.variant, "--out", out, "--resume"])
+            print(f"nardy: interrupted; continue with: {again}", file=sys.stderr)
+        else:
+            print("nardy: interrupted before the tournament started; nothing was played, nothing to resume",
+                  file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def cmd_bearoff(args) -> int:
+    from . import bearoff
+    db = bearoff.build_database()
+    path = bearoff.save_database(db, args.out or bearoff.default_path())
+    print(f"wrote {path}: {len(db.off):,} one-sided positions, K = {db.K} rolls, "
+          f"{path.stat().st_size / 2**20:.1f} MiB, built in {db.build_seconds:.1f} s")
     return 0
 
 
@@ -357,6 +576,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--svg", help="also write an SVG picture to this file")
     s.set_defaults(func=cmd_show)
 
+    ro = sub.add_parser("rollout", help="play a position out many times (cubeless): outcome "
+                        "probabilities and equity with standard errors")
+    ro.add_argument("position", nargs="?", help="JSON position (with dice: that roll is played "
+                    "first), a file holding one, or - for stdin")
+    ro.add_argument("--variant", help="variant, optionally with rule options (default: the position's "
+                    "own, or backgammon for IDs)")
+    ro.add_argument("--gnubg-id", help="a GNU Backgammon Position ID instead of JSON")
+    ro.add_argument("--xgid", help="an eXtreme Gammon XGID instead of JSON")
+    ro.add_argument("--agent", required=True, help="agent spec playing both sides, e.g. td:PATH@0ply, pubeval")
+    ro.add_argument("--games", type=int, default=1296, help="games (default 1296 = 36 x 36)")
+    ro.add_argument("--truncate", type=int, help="stop each game after this many plies and score it "
+                    "by the agent's evaluator (neural agents)")
+    ro.add_argument("--seed", type=int, default=0, help="dice seed; results do not depend on the backend")
+    ro.add_argument("--jobs", type=int, help="local worker processes (default 1), or the CPUs of a local "
+                    "Ray instance")
+    ro.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="local processes (default) or Ray tasks")
+    ro.add_argument("--address", help="--backend ray: the cluster to join (default: a local Ray instance)")
+    ro.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ro.set_defaults(func=cmd_rollout)
+
     g = sub.add_parser("play", help="play games between two agents and print the result")
     g.add_argument("--variant", required=True,
                    help="variant id, optionally with rule options: backgammon,jacoby=true")
@@ -370,29 +610,39 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_play)
 
     b = sub.add_parser("bench", help="benchmarks (figures with units and the machine)")
-    b.add_argument("what", choices=["movegen", "train", "agents", "evaluators", "backends"])
+    b.add_argument("what", choices=["movegen", "train", "agents", "evaluators", "backends", "bearoff", "rollout",
+                                    "features", "labels"])
     b.add_argument("--variant", action="append",
                    help="variant (repeatable; default: backgammon and long for movegen, backgammon for train)")
-    b.add_argument("--batch-sizes", default="64,1024,8192", help="movegen: batch sizes")
-    b.add_argument("--seconds", type=float, default=30.0, help="train, backends: measuring time of training")
-    b.add_argument("--hidden", default="80", help="train, agents: hidden layer sizes, e.g. 80 or 128,64")
+    b.add_argument("--batch-sizes", default="64,1024,8192", type=_sizes(2 ** 20), help="movegen: batch sizes")
+    b.add_argument("--seconds", type=float, default=30.0, help="train, backends: measuring time of training; "
+                   "rollout: of all its measurements together")
+    b.add_argument("--hidden", default="80", type=_sizes(8192), help="train, agents: hidden layer sizes, e.g. 80 or 128,64")
     b.add_argument("--parallel-games", type=int, default=512, help="train: games in lockstep")
-    b.add_argument("--checkpoint", help="agents: the net to time (default: an untrained MLP of --hidden)")
+    b.add_argument("--checkpoint", help="agents: the net to time (default: an untrained MLP of --hidden); "
+                   "labels: the evaluator (default: the variant's shipped net)")
     b.add_argument("--games", type=int, help="agents: games in lockstep for games/s (default 512); "
                    "backends: tournament games per pairing (default 100)")
-    b.add_argument("--jobs", type=int, help="backends: local processes and Ray CPUs (default: all cores)")
-    b.add_argument("--repeats", type=int, default=5)
+    b.add_argument("--jobs", type=int, help="backends: local processes and Ray CPUs; labels: local "
+                   "processes (default: all cores)")
+    b.add_argument("--repeats", type=_positive, default=5)
+    b.add_argument("--batch", type=_positive, default=16384,
+                   help="features: afterstates encoded per call (default 16384)")
     b.add_argument("--agents", nargs="+", help="evaluators: agent specs to judge (default: random, "
                    "heuristic, and pubeval on backgammon-family variants); backends: tournament agents "
-                   "(default: the shipped ones and the baselines)")
+                   "(default: the shipped ones and the baselines); rollout (also --agent): agents to time "
+                   "(default: the shipped net at 0-ply, pubeval, heuristic)")
     b.add_argument("--reference", help="evaluators: recompute the reference with this agent spec "
                    "(td:PATH[@Nply], gnubg:Nply) instead of the stored one")
     b.add_argument("--positions", help="evaluators: a position set file (default: the shipped one)")
+    b.add_argument("--set-version", type=int, help="evaluators: which shipped position set "
+                   "(1 or 2; default: the newest, 2)")
     b.add_argument("--seed", type=int, help="evaluators: seed of the agents' tie-breaking (default 0)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 
-    t = sub.add_parser("train", help="TD(lambda) self-play training from a TOML config")
+    t = sub.add_parser("train", help="training from a TOML config: TD(lambda) self-play, or "
+                       "generations of search targets ([method] kind)")
     t.add_argument("--variant", help="variant to train (must match the config's, if it has one)")
     t.add_argument("--config", required=True, help="experiments/<name>.toml")
     t.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -404,7 +654,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--address", help="--backend ray: the cluster to join (default: a local Ray instance)")
     t.add_argument("--actors", type=int, help="--backend ray: self-play actors (default: the config's "
                    "[ray] actors, 0 = one per CPU of the cluster)")
+    t.add_argument("--jobs", type=int, help="search targets: labelling processes (default 1), or the CPUs "
+                   "of a local Ray instance")
     t.set_defaults(func=cmd_train)
+
+    bo = sub.add_parser("bearoff", help="the one-sided bear-off database (COM-5)")
+    bo.add_argument("action", choices=["build"], help="build: compute it and write the file")
+    bo.add_argument("--out", help="file or folder to write (default: $NARDY_CACHE or "
+                    "~/.cache/nardy_ai, file bearoff_os6_v1.npz)")
+    bo.set_defaults(func=cmd_bearoff)
 
     v = sub.add_parser("variants", help="list the variants and their versions")
     v.set_defaults(func=cmd_variants)
@@ -454,6 +712,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        print("nardy: error: out of memory: ask for less at once (fewer games, smaller batches "
+              "or nets)", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -12,10 +12,27 @@ Example (``experiments/backgammon_td80.toml``)::
     hidden = [80]
     [selfplay]
     total_games = 200000
+
+Net sets (:mod:`nardy_ai.netset`): ``[model.classes.<class>]`` gives a position class of the
+variant's family (:mod:`nardy_ai.classes`: contact, crashed, race, bearoff; long nardy
+contact, race, bearoff) its own member: a net (``kind = "net"``, the default, with its own
+``encoder``, ``hidden`` and ``activation``; each left out takes the ``[model]`` value) or,
+for ``bearoff`` only, the exact bear-off database (``kind = "database"``).  The ``[model]``
+net is then the fallback for the classes without a member (none is made when every class has
+one); ``model.init_from`` starts every net of the set from a checkpoint (see ``Trainer``)::
+
+    [model.classes.race]
+    encoder = "expert"
+    hidden = [64]
+    [model.classes.bearoff]
+    kind = "database"
+
+Without ``[model.classes]`` the run trains one net, as before.
 """
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 
@@ -27,11 +44,21 @@ class ConfigError(NardyError):
 
 
 @dataclass
+class ClassConfig:
+    """One position class's member of a net set (``[model.classes.<class>]``)."""
+    kind: str = "net"               # net | database (the bear-off database: class bearoff only)
+    encoder: str = ""               # "" = [model] encoder
+    hidden: list[int] = field(default_factory=list)     # [] = [model] hidden
+    activation: str = ""            # "" = [model] activation
+
+
+@dataclass
 class ModelConfig:
     encoder: str = ""               # "" = the variant family's default (tdgammon / long)
     hidden: list[int] = field(default_factory=lambda: [80])
     activation: str = "sigmoid"
     init_from: str = ""             # a checkpoint whose weights start the run ("" = random init)
+    classes: dict[str, ClassConfig] = field(default_factory=dict)   # class name -> member (net sets)
 
 
 @dataclass
@@ -77,6 +104,56 @@ class RayConfig:
 
 
 @dataclass
+class MethodConfig:
+    """How ``nardy train`` trains: ``td`` (TD(lambda) self-play, training/td.py; the default)
+    or ``search_targets`` (generations of sample, label, fit, gate: training/search_targets.py,
+    which reads the ``[sample]``, ``[label]``, ``[fit]`` and ``[gate]`` sections)."""
+    kind: str = "td"                # td | search_targets
+    generations: int = 10           # search_targets: generations to run (a resumed run may raise it)
+
+
+@dataclass
+class SampleConfig:
+    """search_targets: the afterstates of a generation, from self-play of the current evaluator."""
+    positions: int = 200000         # distinct afterstates per generation, split by the quotas
+    quotas: dict[str, float] = field(default_factory=dict)   # class -> share ({} = the fitted classes, equally)
+    parallel_games: int = 512       # self-play games in lockstep
+    epsilon: float = 0.05           # probability of a uniformly random play (exploration)
+    temperature: float = 0.0        # > 0: softmax over equity (points) instead of greedy
+    keep: float = 0.25              # probability that a played afterstate is a candidate
+    max_games: int = 0              # stop after this many games with quotas short (0 = positions)
+    oversample: float = 1.0         # > 1: draw this times each quota, keep the most 0-/1-ply disagreeing
+
+
+@dataclass
+class LabelConfig:
+    """search_targets: how the frozen current evaluator labels the sampled afterstates."""
+    kind: str = "search"            # search (n-ply expectimax) | rollout (truncated rollouts)
+    plies: int = 1                  # search: depth of the labels (1 or 2)
+    two_ply_fraction: float = 0.0   # search at 1 ply: this share of the rows (seeded) at 2 plies
+    rollout_games: int = 36         # rollout: games per afterstate
+    rollout_truncate: int = 7       # rollout: plies before the evaluator scores a game
+    chunk: int = 10000              # afterstates per chunk (one task, one file)
+
+
+@dataclass
+class FitConfig:
+    """search_targets: fitting the next evaluator to the labels (BCE on soft targets, Adam)."""
+    learning_rate: float = 1e-3
+    batch_size: int = 256
+    max_epochs: int = 30
+    patience: int = 3               # epochs without a better validation loss before stopping
+    validation: float = 0.1         # share of each net's afterstates held out
+
+
+@dataclass
+class GateConfig:
+    """search_targets: the candidate against the current evaluator before it becomes current."""
+    games: int = 2000               # duplicate-dice games at 0 ply (rounded up to even)
+    threshold: float = 0.0          # promoted when its points per game are >= this
+
+
+@dataclass
 class TrainConfig:
     variant: str = ""
     seed: int = 0
@@ -86,6 +163,11 @@ class TrainConfig:
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     run: RunConfig = field(default_factory=RunConfig)
     ray: RayConfig = field(default_factory=RayConfig)
+    method: MethodConfig = field(default_factory=MethodConfig)
+    sample: SampleConfig = field(default_factory=SampleConfig)
+    label: LabelConfig = field(default_factory=LabelConfig)
+    fit: FitConfig = field(default_factory=FitConfig)
+    gate: GateConfig = field(default_factory=GateConfig)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -94,20 +176,39 @@ class TrainConfig:
 
 
 _SECTIONS = {"model": ModelConfig, "td": TDConfig, "selfplay": SelfPlayConfig, "run": RunConfig,
-             "ray": RayConfig}
+             "ray": RayConfig, "method": MethodConfig, "sample": SampleConfig, "label": LabelConfig,
+             "fit": FitConfig, "gate": GateConfig}
+#: Keys whose value is a table of named sections of one schema.
+_SECTION_MAPS = {"classes": ClassConfig}
 
 
 def _key(f) -> str:
     return "lambda" if f.name == "lambda_" else f.name
 
 
+#: Every integer of the schema is a count, a size or a seed: 0 <= n <= MAX_INT (exact in a
+#: float, far beyond any run); keys with a tighter range say so in ``_validate``.
+MAX_INT = 2 ** 53
+#: Largest hidden layer and most hidden layers of a net (beyond them torch cannot allocate
+#: the net on any machine we train on).
+MAX_HIDDEN, MAX_LAYERS = 8192, 16
+#: Most games in lockstep (self-play, an update's games, an actor's batch): memory grows with it.
+MAX_LOCKSTEP = 65536
+#: Longest config file read (a config is a few hundred bytes; /dev/zero is endless).
+MAX_CONFIG_BYTES = 2 ** 20
+
+
 def _check(value, annotation: str, where: str):
     if annotation == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{where}: must be an integer, got {value!r}")
+        if not 0 <= value <= MAX_INT:
+            raise ConfigError(f"{where}: must be an integer from 0 to 2**53, got {value}")
     elif annotation == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where}: must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ConfigError(f"{where}: must be a finite number, got {value!r}")
         value = float(value)
     elif annotation == "str":
         if not isinstance(value, str):
@@ -118,9 +219,15 @@ def _check(value, annotation: str, where: str):
     elif annotation == "list[int]":
         if not isinstance(value, list) or any(isinstance(x, bool) or not isinstance(x, int) for x in value):
             raise ConfigError(f"{where}: must be a list of integers, got {value!r}")
+        if any(not 0 <= x <= MAX_INT for x in value):
+            raise ConfigError(f"{where}: must be a list of integers from 0 to 2**53, got {value!r}")
     elif annotation == "list[str]":
         if not isinstance(value, list) or any(not isinstance(x, str) for x in value):
             raise ConfigError(f"{where}: must be a list of strings, got {value!r}")
+    elif annotation == "dict[str, float]":
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: must be a table of numbers, e.g. {{contact = 0.6, race = 0.4}}")
+        value = {k: _check(x, "float", f"{where}.{k}") for k, x in value.items()}
     return value
 
 
@@ -136,12 +243,19 @@ def _fill(cls, data: dict, prefix: str):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: must be a [section]")
             values[f.name] = _fill(_SECTIONS[f.name], value, f"{where}.")
+        elif f.name in _SECTION_MAPS:
+            if not isinstance(value, dict) or any(not isinstance(v, dict) for v in value.values()):
+                raise ConfigError(f"{where}: must be [{where}.<name>] sections")
+            values[f.name] = {name: _fill(_SECTION_MAPS[f.name], sub, f"{where}.{name}.")
+                              for name, sub in value.items()}
         else:
             values[f.name] = _check(value, f.type, where)
     return cls(**values)
 
 
 def _validate(cfg: TrainConfig) -> None:
+    big_class = next((name for name, c in cfg.model.classes.items()
+                      if len(c.hidden) > MAX_LAYERS or any(h > MAX_HIDDEN for h in c.hidden)), None)
     checks = [
         (cfg.td.optimizer in ("adam", "sgd"), "td.optimizer: must be adam or sgd"),
         (cfg.td.loss in ("mse", "bce"), "td.loss: must be mse or bce"),
@@ -167,10 +281,97 @@ def _validate(cfg: TrainConfig) -> None:
         (cfg.ray.weights_every > 0, "ray.weights_every: must be positive"),
         (cfg.ray.parallel_games >= 0, "ray.parallel_games: must be >= 0"),
         (cfg.ray.games_per_call >= 0, "ray.games_per_call: must be >= 0"),
+        # Upper bounds: beyond them a run cannot allocate its games or its net.
+        (len(cfg.model.hidden) <= MAX_LAYERS and all(h <= MAX_HIDDEN for h in cfg.model.hidden),
+         f"model.hidden: at most {MAX_LAYERS} layers of at most {MAX_HIDDEN} units"),
+        (big_class is None, f"model.classes.{big_class}.hidden: at most {MAX_LAYERS} layers of at most "
+                            f"{MAX_HIDDEN} units"),
+        (cfg.selfplay.parallel_games <= MAX_LOCKSTEP, f"selfplay.parallel_games: at most {MAX_LOCKSTEP}"),
+        (cfg.ray.parallel_games <= MAX_LOCKSTEP, f"ray.parallel_games: at most {MAX_LOCKSTEP}"),
+        (cfg.td.update_games <= MAX_LOCKSTEP, f"td.update_games: at most {MAX_LOCKSTEP}"),
+        (cfg.ray.games_per_call <= MAX_LOCKSTEP, f"ray.games_per_call: at most {MAX_LOCKSTEP}"),
+        (cfg.td.epochs <= 1000, "td.epochs: at most 1000"),
+        (cfg.run.eval_games <= 100_000, "run.eval_games: at most 100000"),
+        (cfg.run.threads <= 1024, "run.threads: at most 1024 (0 = torch's default)"),
+        (cfg.ray.actors <= 4096, "ray.actors: at most 4096"),
     ]
     for ok, msg in checks:
         if not ok:
             raise ConfigError(msg)
+    for name, c in cfg.model.classes.items():
+        where = f"model.classes.{name}"
+        if c.kind not in ("net", "database"):
+            raise ConfigError(f"{where}.kind: must be net or database, got {c.kind!r}")
+        if c.kind == "database":
+            if name != "bearoff":
+                raise ConfigError(f"{where}.kind: the database values the bearoff class only")
+            for key in ("encoder", "hidden", "activation"):
+                if getattr(c, key):
+                    raise ConfigError(f"{where}.{key}: a database member has no {key}")
+        if any(h <= 0 for h in c.hidden):
+            raise ConfigError(f"{where}.hidden: sizes must be positive")
+    if cfg.variant and cfg.model.classes:
+        check_classes(cfg, cfg.variant)
+    _validate_search_targets(cfg)
+
+
+def _validate_search_targets(cfg: TrainConfig) -> None:
+    """The ``[method]``, ``[sample]``, ``[label]``, ``[fit]`` and ``[gate]`` sections."""
+    s, lb, ft = cfg.sample, cfg.label, cfg.fit
+    checks = [
+        (cfg.method.kind in ("td", "search_targets"), "method.kind: must be td or search_targets"),
+        (1 <= cfg.method.generations <= 100_000, "method.generations: must be 1 to 100000"),
+        (1 <= s.positions <= 10 ** 8, "sample.positions: must be 1 to 100000000"),
+        (all(x >= 0 for x in s.quotas.values()), "sample.quotas: shares must be >= 0"),
+        (not s.quotas or sum(s.quotas.values()) > 0, "sample.quotas: at least one share must be positive"),
+        (1 <= s.parallel_games <= MAX_LOCKSTEP, f"sample.parallel_games: must be 1 to {MAX_LOCKSTEP}"),
+        (0.0 <= s.epsilon <= 1.0, "sample.epsilon: must be between 0 and 1"),
+        (s.temperature >= 0, "sample.temperature: must be >= 0"),
+        (0.0 < s.keep <= 1.0, "sample.keep: must be above 0 and at most 1"),
+        (1.0 <= s.oversample <= 100.0, "sample.oversample: must be 1 to 100 (1 = off)"),
+        (lb.kind in ("search", "rollout"), "label.kind: must be search or rollout"),
+        (1 <= lb.plies <= 2, "label.plies: must be 1 or 2"),
+        (0.0 <= lb.two_ply_fraction <= 1.0, "label.two_ply_fraction: must be between 0 and 1"),
+        (lb.two_ply_fraction == 0 or lb.plies == 1, "label.two_ply_fraction: only with label.plies = 1"),
+        (1 <= lb.rollout_games <= 100_000, "label.rollout_games: must be 1 to 100000"),
+        (lb.rollout_truncate <= 1000, "label.rollout_truncate: at most 1000 plies"),
+        (1 <= lb.chunk <= 10 ** 6, "label.chunk: must be 1 to 1000000"),
+        (ft.learning_rate > 0, "fit.learning_rate: must be positive"),
+        (1 <= ft.batch_size <= MAX_LOCKSTEP, f"fit.batch_size: must be 1 to {MAX_LOCKSTEP}"),
+        (1 <= ft.max_epochs <= 10_000, "fit.max_epochs: must be 1 to 10000"),
+        (ft.patience >= 1, "fit.patience: must be at least 1"),
+        (0.0 < ft.validation <= 0.5, "fit.validation: must be above 0 and at most 0.5"),
+        (2 <= cfg.gate.games <= 10 ** 6, "gate.games: must be 2 to 1000000"),
+        (-3.0 <= cfg.gate.threshold <= 3.0, "gate.threshold: must be -3 to 3 points per game"),
+    ]
+    for ok, msg in checks:
+        if not ok:
+            raise ConfigError(msg)
+    if cfg.variant and s.quotas:
+        check_quotas(cfg, cfg.variant)
+
+
+def check_quotas(cfg: TrainConfig, variant) -> None:
+    """Refuse ``sample.quotas`` keys that are not position classes of ``variant``'s family."""
+    from nardy_ai.classes import class_names
+    from nardy_ai.variants import parse_variant_spec
+    names = class_names(parse_variant_spec(variant) if isinstance(variant, str) else variant)
+    for name in cfg.sample.quotas:
+        if name not in names:
+            raise ConfigError(f"sample.quotas.{name}: not a position class of {cfg.variant or variant} "
+                              f"(classes: {', '.join(names)})")
+
+
+def check_classes(cfg: TrainConfig, variant) -> None:
+    """Refuse ``[model.classes.<name>]`` sections that are not classes of ``variant``'s family
+    (the variant may come from the command line, so the trainer calls this too)."""
+    from nardy_ai.classes import class_names
+    from nardy_ai.variants import parse_variant_spec
+    names = class_names(parse_variant_spec(variant) if isinstance(variant, str) else variant)
+    for name in cfg.model.classes:
+        if name not in names:
+            raise ConfigError(f"model.classes.{name}: not a position class of {cfg.variant or variant} "
+                              f"(classes: {', '.join(names)})")
 
 
 def config_from_dict(data: dict) -> TrainConfig:
@@ -184,9 +385,11 @@ def load_config(path: str) -> tuple[TrainConfig, str]:
     """Read and validate a TOML config file.  Returns the config and the file's text."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as e:
         raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config {path} is longer than {MAX_CONFIG_BYTES} bytes: not a training config")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

@@ -19,7 +19,8 @@ from nardy_ai.agents import make_agent
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.bench import machine_description
 from nardy_ai.game import play_match, summarize
-from nardy_ai.model import NeuralEvaluator, load_checkpoint
+from nardy_ai.model import NeuralEvaluator, load_checkpoint, n_outputs
+from nardy_ai.netset import NetSet
 
 
 def training_wall_hours(metrics_path: str, gap_s: float = 600.0) -> float:
@@ -57,6 +58,16 @@ def evaluate(agent, variant, opponent: str, games: int, seed: int = 20261129) ->
     return summarize(recs, agent=agent.name)
 
 
+def evaluator_line(ev: NeuralEvaluator | NetSet) -> str:
+    """The card's line on the evaluator: the net, or each member of a net set."""
+    outputs = f"{n_outputs(ev.variant)} sigmoid outcome outputs; cubeless, 0-ply (greedy) play"
+    if isinstance(ev, NetSet):
+        return (f"- **Evaluator**: a net set (one evaluator per position class, nardy_ai/netset.py), "
+                f"{outputs}:\n" + "\n".join(f"  - {line}" for line in ev.describe()))
+    return (f"- **Evaluator**: MLP {list(ev.hidden)} {ev.activation}, encoder `{ev.encoder.name}` "
+            f"v{ev.encoder.version} ({ev.encoder.n_features} inputs), {outputs}")
+
+
 def write_card(run_dir: str, games: int) -> str:
     data = load_checkpoint(os.path.join(run_dir, "checkpoint.pt"))
     ev = NeuralEvaluator.from_state(data["evaluator"], device="cpu")
@@ -77,9 +88,7 @@ def write_card(run_dir: str, games: int) -> str:
         f"- **Checkpoint**: `{rel}` (use as agent `td:{rel}`; resume training with "
         f"`nardy train --config {run_dir}/config.toml --out {run_dir} --resume`)",
         f"- **Variant**: {v.describe()}",
-        f"- **Evaluator**: MLP {list(ev.hidden)} {ev.activation}, encoder `{ev.encoder.name}` "
-        f"v{ev.encoder.version} ({ev.encoder.n_features} inputs), {ev.net.net[-1].out_features} "
-        f"sigmoid outcome outputs; cubeless, 0-ply (greedy) play",
+        evaluator_line(ev),
         f"- **Training**: TD(lambda) self-play with lambda-returns (training/td.py), "
         f"{data['games']:,} games, {data['positions']:,} positions, {data['updates']:,} gradient steps, "
         f"about {hours:.2f} h of wall time on {machine_description()}; self-play: "

@@ -26,6 +26,7 @@ moved, so successive positions of a game alternate sides and are related by
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import shutil
@@ -39,15 +40,22 @@ import torch
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.base import segment_argmax
 from nardy_ai.agents.neural import NeuralAgent
-from nardy_ai.board import OFF, flip, start_board
-from nardy_ai.errors import NardyError
+from nardy_ai.board import OFF, flip, parse_json, start_board
+from nardy_ai.classes import class_names
+from nardy_ai.errors import FormatError, NardyError
 from nardy_ai.game import play_match, result_levels, summarize
 from nardy_ai.model import (CheckpointError, NeuralEvaluator, equity, flip_outcomes,
-                            load_checkpoint, outcome_targets, save_checkpoint)
+                            load_checkpoint, n_outputs, outcome_targets, save_checkpoint)
 from nardy_ai.movegen import generate
+from nardy_ai.tournament import FolderLock
+from nardy_ai.netset import FALLBACK, NetSet, as_netset
 from nardy_ai.variants import parse_variant_spec
 
 from .config import TrainConfig, config_from_dict
+
+class TrainingDiverged(NardyError):
+    """A loss, statistic or weight that is not a finite number: the run stops."""
+
 
 # Opening rolls of backgammon-family variants (COM-7): two different numbers.
 _OPENING_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7) if a != b])
@@ -106,9 +114,10 @@ def lambda_returns(games: list[FinishedGame], lam: float, variant) -> list[np.nd
 class SelfPlay:
     """``n`` self-play games in lockstep; :meth:`ply` advances every game by one move."""
 
-    def __init__(self, evaluator: NeuralEvaluator, n: int, rng: np.random.Generator,
+    def __init__(self, evaluator: NeuralEvaluator | NetSet, n: int, rng: np.random.Generator,
                  epsilon: float = 0.0, temperature: float = 0.0, timers: Timers | None = None):
         self.ev = evaluator
+        self.set = as_netset(evaluator)
         self.v = evaluator.variant
         self.n = n
         self.rng = rng
@@ -119,7 +128,7 @@ class SelfPlay:
         self.boards = np.repeat(self.start[None], n, axis=0)
         self.length = np.zeros(n, np.int64)
         self.cap = 256
-        self.k = evaluator.net.net[-1].out_features
+        self.k = n_outputs(self.v)
         self.traj_boards = np.zeros((n, self.cap, 28), np.int8)
         self.traj_values = np.zeros((n, self.cap, self.k), np.float32)
         self.plies = 0
@@ -154,17 +163,35 @@ class SelfPlay:
                 pick[explore] = after.offsets[:-1][explore] + (self.rng.random(explore.sum()) * counts).astype(np.int64)
         return pick
 
+    def values(self, boards: np.ndarray) -> np.ndarray:
+        """The evaluator's outcome probabilities ``(M, K)`` of afterstates: each net of the
+        set (one for a single net) over its rows in one forward pass, timed per stage."""
+        tm = self.timers
+        t0 = time.perf_counter()
+        values = np.empty((len(boards), self.k), np.float32)
+        groups = self.set.route(boards)
+        if self.set.members:
+            t0 = tm.add("classes", t0)
+        for _, member, rows in groups:
+            if isinstance(member, NeuralEvaluator):
+                x = torch.from_numpy(member.encoder(boards[rows])).to(member.device)
+                t0 = tm.add("encoding", t0)
+                with torch.no_grad():
+                    values[rows] = member.net(x).float().cpu().numpy()
+                t0 = tm.add("forward", t0)
+            else:
+                values[rows] = member.probabilities(boards[rows])
+                t0 = tm.add("bear-off database", t0)
+        return values
+
     def ply(self) -> list[FinishedGame]:
         """Every game plays one move; returns the games that ended with it."""
         tm = self.timers
         t0 = time.perf_counter()
         after = generate(self.boards, self._roll(), self.v)
         t0 = tm.add("move generation", t0)
-        x = torch.from_numpy(self.ev.encoder(after.boards)).to(self.ev.device)
-        t0 = tm.add("encoding", t0)
-        with torch.no_grad():
-            values = self.ev.net(x).float().cpu().numpy()
-        t0 = tm.add("forward", t0)
+        values = self.values(after.boards)
+        t0 = time.perf_counter()
         pick = self._choose(after, values)
         chosen = after.boards[pick]
         if self.length.max() >= self.cap:
@@ -208,6 +235,30 @@ class LocalSelfPlay:
         pass
 
 
+def _copy_net(src: NeuralEvaluator, dst: NeuralEvaluator, where: str, path: str) -> None:
+    """Give ``dst`` the weights of ``src`` (a warm start; ``where`` names the config key):
+    same hidden sizes and activation; ``dst``'s encoder is ``src``'s or extends it, and the
+    first layer's weights of the extra inputs are zero, so ``dst`` values exactly as ``src``."""
+    from nardy_ai.encoding import extends
+
+    from .config import ConfigError
+    if list(src.hidden) != list(dst.hidden):
+        raise ConfigError(f"{where}.hidden: {path} has hidden {list(src.hidden)}, this net "
+                          f"{list(dst.hidden)} (a warm start needs the same sizes)")
+    if src.activation != dst.activation:
+        raise ConfigError(f"{where}.activation: {path} has activation {src.activation!r}, "
+                          f"this net {dst.activation!r}")
+    if not extends(dst.encoder, src.encoder):
+        raise ConfigError(f"{where}.encoder: {path} has encoder {src.encoder.name!r}, whose inputs "
+                          f"are not the first inputs of {dst.encoder.name!r}")
+    weights = src.net.state_dict()
+    first = "net.0.weight"
+    w = weights[first]
+    wide = torch.zeros((w.shape[0], dst.encoder.n_features), dtype=w.dtype)
+    wide[:, :w.shape[1]] = w
+    dst.net.load_state_dict({**weights, first: wide})
+
+
 class Trainer:
     """A training run in a folder: config copy, checkpoints, TensorBoard events, metrics.jsonl."""
 
@@ -227,6 +278,9 @@ class Trainer:
         if cfg.run.threads:
             torch.set_num_threads(cfg.run.threads)
         device = None if cfg.run.device == "auto" else cfg.run.device
+        if device == "cuda" and not torch.cuda.is_available():
+            from .config import ConfigError
+            raise ConfigError("run.device: cuda, but this torch sees no CUDA device (use auto or cpu)")
         self.timers = Timers()
         self.wall_before = 0.0
         self.session_start = time.time()
@@ -239,22 +293,37 @@ class Trainer:
             if os.path.exists(self.ckpt_path):
                 raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
                                  f"or --out to start a new one")
-            self.ev = NeuralEvaluator.create(self.v, cfg.model.encoder or None, cfg.model.hidden,
-                                             cfg.model.activation, seed=cfg.seed, device=device)
+            self.ev = self._create(device)
+            self.set = as_netset(self.ev)
             if cfg.model.init_from:
                 self._warm_start(cfg.model.init_from)
-            self.opt = self._optimizer()
+            self.opts = self._optimizers()
             self.rng = np.random.default_rng(cfg.seed)
-        os.makedirs(run_dir, exist_ok=True)
+        self.opponents = self._eval_opponents()
+        self.play = SelfPlay(self.ev, cfg.selfplay.parallel_games, self.rng,
+                             cfg.selfplay.epsilon, cfg.selfplay.temperature, self.timers)
+        # Everything is checked and built: only now is the run folder written, by one process.
+        try:
+            os.makedirs(run_dir, exist_ok=True)
+        except OSError as e:
+            raise NardyError(f"cannot create the run folder {run_dir}: {e.strerror}") from None
+        self.lock = FolderLock(run_dir, "nardy train")         # held until run() ends
+        if not resume and os.path.exists(self.ckpt_path):      # started by another process meanwhile
+            self.lock.release()
+            raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
+                             f"or --out to start a new one")
+        if resume:
+            self._trim_metrics()
         if config_text is not None and not resume:
             with open(os.path.join(run_dir, "config.toml"), "w", encoding="utf-8") as f:
                 f.write(config_text)
         self.writer = None
         if log:
             from torch.utils.tensorboard import SummaryWriter
-            self.writer = SummaryWriter(os.path.join(run_dir, "tb"), purge_step=self.games or None)
-        self.play = SelfPlay(self.ev, cfg.selfplay.parallel_games, self.rng,
-                             cfg.selfplay.epsilon, cfg.selfplay.temperature, self.timers)
+            # TensorBoard drops the events a killed session logged after its checkpoint (the
+            # steps from the checkpoint's game count + 1 on) and keeps those logged at it.
+            self.writer = SummaryWriter(os.path.join(run_dir, "tb"),
+                                        purge_step=self.games + 1 if resume else None)
         self.pending: list[FinishedGame] = []
         self.recent: dict = defaultdict(list)
         self.last_eval: dict = {}
@@ -264,21 +333,134 @@ class Trainer:
         """Finish the current ply, write a checkpoint and return from :meth:`run` (signals)."""
         self.stop_requested = True
 
+    def close(self) -> None:
+        """Let another process use the run folder (:meth:`run` does this when it returns)."""
+        self.lock.release()
+
+    # --- safety ----------------------------------------------------------------------
+
+    def _eval_opponents(self) -> dict:
+        """The evaluation opponents by spec, built now: a spec that names no agent for this
+        variant fails before any training (run.eval_opponents), not at the first evaluation."""
+        from .config import ConfigError
+        out = {}
+        for spec in self.cfg.run.eval_opponents:
+            try:
+                out[spec] = make_agent(spec, self.v)
+            except NardyError as e:
+                raise ConfigError(f"run.eval_opponents: {e}") from None
+        return out
+
+    def _trim_metrics(self) -> None:
+        """On resume: drop from metrics.jsonl what a killed session logged after its last
+        checkpoint (lines of more games than the checkpoint's, a torn last line), so that the
+        game count of the file never goes backwards.  The checkpoint's own lines stay."""
+        path = os.path.join(self.run_dir, "metrics.jsonl")
+        try:
+            with open(path, "rb") as f:
+                lines = f.read().split(b"\n")
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise NardyError(f"cannot read {path}: {e.strerror}") from None
+        keep = []
+        for raw in lines:
+            try:
+                games = parse_json(raw)["games"] if raw.strip() else None
+            except (FormatError, TypeError, KeyError):
+                games = None
+            if isinstance(games, int) and not isinstance(games, bool) and games <= self.games:
+                keep.append(raw + b"\n")
+        dropped = sum(1 for raw in lines if raw.strip()) - len(keep)
+        if dropped:
+            tmp = f"{path}.tmp{os.getpid()}"
+            with open(tmp, "wb") as f:
+                f.write(b"".join(keep))
+            os.replace(tmp, path)
+            self.print(f"{path}: {dropped} line(s) logged after the checkpoint of game {self.games} "
+                       f"dropped (that session was stopped without a checkpoint)")
+
+    def check_finite(self, scalars: dict | None = None) -> None:
+        """Stop the run (:class:`TrainingDiverged`) at the first statistic or weight that is
+        not a finite number, before it reaches a log or the checkpoint: the checkpoint on disk
+        stays the last good state (diverging training, e.g. a learning rate far too high)."""
+        bad = next((k for k, x in (scalars or {}).items() if not math.isfinite(x)), None)
+        if bad is None:
+            bad = next((f"the weights of net {label}" for label, net in self.set.nets().items()
+                        if not all(bool(torch.isfinite(w).all()) for w in net.net.parameters())), None)
+        if bad is not None:
+            raise TrainingDiverged(f"training stopped at game {self.games}: {bad} is not a finite number "
+                                   f"(diverged; a lower td.learning_rate may help); {self.ckpt_path} "
+                                   f"keeps the last good state")
+
     # --- state -----------------------------------------------------------------------
 
+    def _create(self, device) -> NeuralEvaluator | NetSet:
+        """A fresh evaluator from ``[model]``: one net, or with ``[model.classes]`` a net set
+        (members in class order, then the ``[model]`` net as fallback if a class has none)."""
+        from nardy_ai.encoding import get_encoder
+
+        from .config import ConfigError, check_classes
+        m, seed = self.cfg.model, self.cfg.seed
+        if not m.classes:
+            return NeuralEvaluator.create(self.v, m.encoder or None, m.hidden, m.activation,
+                                          seed=seed, device=device)
+        check_classes(self.cfg, self.v)
+        members: dict = {}
+        for name, c in m.classes.items():
+            if c.kind == "database":
+                members[name] = "database"
+                continue
+            encoder = c.encoder or m.encoder or None
+            try:
+                get_encoder(encoder, self.v)
+            except NardyError as e:
+                raise ConfigError(f"model.classes.{name}.encoder: {e}") from None
+            members[name] = {"encoder": encoder, "hidden": tuple(c.hidden or m.hidden),
+                             "activation": c.activation or m.activation}
+        uncovered = [c for c in class_names(self.v) if c not in members]
+        fallback = ({"encoder": m.encoder or None, "hidden": tuple(m.hidden), "activation": m.activation}
+                    if uncovered else None)
+        try:
+            return NetSet.create(self.v, members, fallback, seed=seed, device=device)
+        except NardyError as e:
+            raise ConfigError(f"model.classes: {e}") from None
+
     def _warm_start(self, path: str) -> None:
-        """Start from the weights of checkpoint ``path`` (same variant, encoder and net shape)."""
+        """Start from the weights of checkpoint ``path``.  A single net needs the same
+        encoder and net shape.  Every net of a net set starts from the source's net for its
+        class (a single-net source: that net): same hidden sizes and activation, and the same
+        encoder or one that extends the source's (:func:`nardy_ai.encoding.extends`), whose
+        extra first-layer inputs start at zero weight, so the set values exactly as the source."""
         from .config import ConfigError
         try:
             other = NeuralEvaluator.from_state(load_checkpoint(path)["evaluator"], self.v, "cpu")
         except (CheckpointError, KeyError) as e:
             raise ConfigError(f"model.init_from: {e}") from None
+        if isinstance(self.ev, NetSet):
+            source = as_netset(other)
+            for label, net in self.ev.nets().items():
+                where = "model" if label == FALLBACK else f"model.classes.{label}"
+                src = source.fallback if label == FALLBACK else source.member_for(label)
+                if not isinstance(src, NeuralEvaluator):
+                    raise ConfigError(f"{where}: {path} has no net for {label} to start it from")
+                _copy_net(src, net, where, path)
+            return
+        if isinstance(other, NetSet):
+            raise ConfigError(f"model.init_from: {path} holds a net set; a single net starts from a single net")
         mine = self.ev.state()
         for key in ("encoder", "encoder_version", "hidden", "activation"):
             theirs = other.state()[key]
             if theirs != mine[key]:
                 raise ConfigError(f"model.init_from: {path} has {key} {theirs!r}, this config {mine[key]!r}")
         self.ev.net.load_state_dict(other.net.state_dict())
+
+    @property
+    def opt(self) -> torch.optim.Optimizer:
+        """The optimizer of a single-net run (a net set has one per net: :attr:`opts`)."""
+        if len(self.opts) != 1:
+            raise AttributeError("a net set has one optimizer per net: Trainer.opts")
+        return next(iter(self.opts.values()))
 
     def learning_rate(self) -> float:
         """The learning rate at the current game count (td.lr_halflife_games, td.learning_rate_min)."""
@@ -287,18 +469,24 @@ class Trainer:
             return td.learning_rate
         return max(td.learning_rate * 0.5 ** (self.games / td.lr_halflife_games), td.learning_rate_min)
 
-    def _optimizer(self) -> torch.optim.Optimizer:
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        """One optimizer per net, by label (a single net: ``"fallback"``)."""
         td = self.cfg.td
-        params = self.ev.net.parameters()
-        if td.optimizer == "sgd":
-            return torch.optim.SGD(params, lr=td.learning_rate, momentum=td.momentum)
-        return torch.optim.Adam(params, lr=td.learning_rate)
+        out = {}
+        for label, net in self.set.nets().items():
+            params = net.net.parameters()
+            if td.optimizer == "sgd":
+                out[label] = torch.optim.SGD(params, lr=td.learning_rate, momentum=td.momentum)
+            else:
+                out[label] = torch.optim.Adam(params, lr=td.learning_rate)
+        return out
 
     def _resume(self, device) -> None:
         data = load_checkpoint(self.ckpt_path)
         if data.get("kind") != "training":
             raise CheckpointError(f"{self.ckpt_path} is not a training checkpoint")
         self.ev = NeuralEvaluator.from_state(data["evaluator"], self.v, device)
+        self.set = as_netset(self.ev)
         saved = config_from_dict(data["config"]).to_dict()
         now = self.cfg.to_dict()
         # A resumed run may be extended or watched differently (total games, [run] cadence,
@@ -315,8 +503,16 @@ class Trainer:
             raise NardyError(f"the config differs from the one {self.run_dir} was started with "
                              f"({', '.join(changed)}); resume with the run's own config "
                              f"({self.run_dir}/config.toml) or start a new run with --out")
-        self.opt = self._optimizer()
-        self.opt.load_state_dict(data["optimizer"])
+        self.opts = self._optimizers()
+        saved_opt = data["optimizer"]
+        if isinstance(self.ev, NetSet):
+            if not isinstance(saved_opt, dict) or set(saved_opt) != set(self.opts):
+                raise CheckpointError(f"{self.ckpt_path}: optimizer: expected the states of "
+                                      f"{', '.join(self.opts)}")
+            for label, opt in self.opts.items():
+                opt.load_state_dict(saved_opt[label])
+        else:
+            self.opt.load_state_dict(saved_opt)
         self.games, self.positions, self.updates = data["games"], data["positions"], data["updates"]
         self.rng = np.random.default_rng()
         self.rng.bit_generator.state = json.loads(data["numpy_rng"])
@@ -324,11 +520,14 @@ class Trainer:
         self.wall_before = float(data.get("wall_seconds", 0.0))
 
     def checkpoint(self) -> None:
-        """Write the checkpoint atomically (a kill never leaves a half-written file)."""
+        """Write the checkpoint atomically (a kill never leaves a half-written file); never
+        one with weights that are not finite."""
+        self.check_finite()
         save_checkpoint(self.ckpt_path, {
             "kind": "training",
             "evaluator": self.ev.state(),
-            "optimizer": self.opt.state_dict(),
+            "optimizer": ({label: o.state_dict() for label, o in self.opts.items()}
+                          if isinstance(self.ev, NetSet) else self.opt.state_dict()),
             "config": self.cfg.to_dict(),
             "games": self.games, "positions": self.positions, "updates": self.updates,
             "numpy_rng": json.dumps(self.rng.bit_generator.state),
@@ -346,48 +545,66 @@ class Trainer:
         """One metrics.jsonl line and one TensorBoard scalar per value (numbers only)."""
         if not self.log_enabled:
             return
+        self.check_finite(scalars)
         for k, val in scalars.items():
             self.writer.add_scalar(f"{kind}/{k}", val, self.games)
-        line = json.dumps({"kind": kind, "games": self.games, "time": round(time.time(), 3), **scalars})
+        line = json.dumps({"kind": kind, "games": self.games, "time": round(time.time(), 3), **scalars},
+                          allow_nan=False)
         with open(os.path.join(self.run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
     # --- learning --------------------------------------------------------------------
 
     def update(self, games: list[FinishedGame]) -> dict:
-        """Fit the lambda-returns of finished games: one pass of minibatch steps."""
+        """Fit the lambda-returns of finished games: one pass of minibatch steps per net,
+        each net of a net set on the afterstates of its classes (the database is exact and
+        not fitted).  Net sets also report ``loss_<net>`` and ``share_<class>`` (the share
+        of the afterstates in each class)."""
         t0 = time.perf_counter()
         targets = lambda_returns(games, self.cfg.td.lambda_, self.v)
         boards = np.concatenate([g.boards for g in games])
         values = np.concatenate([g.values for g in games])
         y = np.concatenate(targets)
-        x = self.ev.encoder(boards)
-        t0 = self.timers.add("lambda-returns + encoding", t0)
+        classes = self.set.classify(boards) if self.set.members else None
+        groups = [g for g in self.set.route(boards, classes) if g[0] in self.opts]
         td_error = float(np.abs(y[:, 0] - values[:, 0]).mean())
-        xt = torch.from_numpy(x).to(self.ev.device)
-        yt = torch.from_numpy(y).to(self.ev.device)
         bs = self.cfg.td.batch_size
-        for group in self.opt.param_groups:
-            group["lr"] = self.learning_rate()
-        self.ev.net.train()
-        losses = []
-        for _ in range(self.cfg.td.epochs):
-            order = torch.from_numpy(self.rng.permutation(len(x))).to(self.ev.device)
-            for i in range(0, len(x), bs):
-                idx = order[i:i + bs]
-                logits = self.ev.net.logits(xt[idx])
-                if self.cfg.td.loss == "bce":
-                    loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, yt[idx])
-                else:
-                    loss = torch.mean((torch.sigmoid(logits) - yt[idx]) ** 2)
-                self.opt.zero_grad(set_to_none=True)
-                loss.backward()
-                self.opt.step()
-                losses.append(float(loss.detach()))
-                self.updates += 1
-        self.timers.add("backward + step", t0)
-        self.positions += len(x)
-        return {"loss": float(np.mean(losses)), "td_error": td_error}
+        for opt in self.opts.values():
+            for group in opt.param_groups:
+                group["lr"] = self.learning_rate()
+        losses, stats = [], {}
+        for label, net, rows in groups:
+            x = net.encoder(boards[rows])
+            t0 = self.timers.add("lambda-returns + encoding", t0)
+            xt = torch.from_numpy(x).to(net.device)
+            yt = torch.from_numpy(y[rows]).to(net.device)
+            opt = self.opts[label]
+            net.net.train()
+            mine = []
+            for _ in range(self.cfg.td.epochs):
+                order = torch.from_numpy(self.rng.permutation(len(x))).to(net.device)
+                for i in range(0, len(x), bs):
+                    idx = order[i:i + bs]
+                    logits = net.net.logits(xt[idx])
+                    if self.cfg.td.loss == "bce":
+                        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, yt[idx])
+                    else:
+                        loss = torch.mean((torch.sigmoid(logits) - yt[idx]) ** 2)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    mine.append(float(loss.detach()))
+                    self.updates += 1
+            losses += mine
+            stats[f"loss_{label}"] = float(np.mean(mine))
+            t0 = self.timers.add("backward + step", t0)
+        self.positions += len(boards)
+        out = {"loss": float(np.mean(losses)) if losses else 0.0, "td_error": td_error}
+        if classes is not None:
+            out.update(stats)
+            for i, name in enumerate(self.set.classes):
+                out[f"share_{name}"] = float(np.mean(classes == i))
+        return out
 
     def evaluate(self) -> dict:
         """Fixed-seed matches against the configured opponents, seats alternating."""
@@ -395,7 +612,7 @@ class Trainer:
         out = {}
         n = self.cfg.run.eval_games
         for spec in self.cfg.run.eval_opponents:
-            recs = play_match(self.v, me, make_agent(spec, self.v), n, seed=1234)
+            recs = play_match(self.v, me, self.opponents[spec], n, seed=1234)
             s = summarize(recs, agent="td")
             out[f"vs_{spec}/win_rate"] = s["win_rate"]
             out[f"vs_{spec}/points_per_game"] = s["points_per_game"]
@@ -420,6 +637,8 @@ class Trainer:
         ``on_update()`` is called after every update (benchmarks sample progress with it)."""
         from tqdm import tqdm
         cfg = self.cfg
+        if not self.lock.held:                # a second run() of this trainer
+            self.lock = FolderLock(self.run_dir, "nardy train")
         total = total_games or cfg.selfplay.total_games
         t_begin = time.perf_counter()
         games0 = self.games
@@ -449,8 +668,12 @@ class Trainer:
                 if len(self.pending) >= cfg.td.update_games:
                     batch, self.pending = self.pending, []
                     stats = self.update(batch)
+                    self.check_finite(stats)
                     recent["loss"].append(stats["loss"])
                     recent["td_error"].append(stats["td_error"])
+                    for k, val in stats.items():
+                        if k.startswith(("loss_", "share_")):      # net sets: per net / class
+                            recent[k].append(val)
                     self.games += len(batch)
                     source.after_update()
                     if on_update is not None:
@@ -471,6 +694,8 @@ class Trainer:
                             scal[f"outcome_level{lv}"] = float(np.mean(levels == lv))
                         if recent["weights_lag"]:
                             scal["weights_lag"] = float(np.mean(recent["weights_lag"]))
+                        scal.update({k: float(np.mean(val)) for k, val in recent.items()
+                                     if k.startswith(("loss_", "share_"))})
                         self._log("train", scal)
                         recent.clear()
                     if next_eval is not None and self.games >= next_eval:
@@ -480,13 +705,14 @@ class Trainer:
                     if self.games >= next_ckpt:
                         next_ckpt += cfg.run.checkpoint_every
                         self.checkpoint()
+            if self.log_enabled:              # the last state, written while the folder is ours
+                self.checkpoint()
+                self.writer.flush()
         finally:
             bar.close()
             source.close()
+            self.lock.release()
         elapsed = time.perf_counter() - t_begin
-        if self.log_enabled:
-            self.checkpoint()
-            self.writer.flush()
         return {"games": self.games, "seconds": elapsed,
                 "games_per_s": (self.games - games0) / max(elapsed, 1e-9),
                 "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -1,0 +1,377 @@
+"""Training on search targets (training/search_targets.py): a tiny generation end to end, resume
+after a stop mid-generation, the same labels on 1 and 2 processes, exact bear-off labels
+(COM-5), the gate's decision, and config errors that name the key."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nardy_ai.agents import make_agent
+from nardy_ai.backends import make_backend
+from nardy_ai.bearoff import bearoff_outcomes
+from nardy_ai.board import OFF, flip
+from nardy_ai.classes import class_names, position_classes
+from nardy_ai.model import load_checkpoint, load_evaluator, save_checkpoint
+from nardy_ai.netset import NetSet
+from nardy_ai.variants import get_variant
+from training.config import ConfigError, config_from_dict
+from training.search_targets import (SearchTargetsRun, class_quotas, evaluator_payload, fit_net,
+                                     gate_match, initial_evaluator, label_afterstates, label_chunk,
+                                     label_tasks, most_disagreeing, read_npz)
+
+ROOT = Path(__file__).resolve().parent.parent
+TD80 = str(ROOT / "checkpoints/backgammon/td80_anneal/checkpoint.pt")
+LONG_TD80 = str(ROOT / "checkpoints/long/td80/checkpoint.pt")
+
+
+def tiny(**over):
+    """One generation of a net set warm-started from the shipped net: contact and race nets,
+    the crashed class on the fallback, the bear-off database; a few hundred afterstates."""
+    cfg = {"variant": "backgammon", "seed": 11,
+           "method": {"kind": "search_targets", "generations": 1},
+           "model": {"hidden": [80], "init_from": TD80,
+                     "classes": {"contact": {}, "race": {}, "bearoff": {"kind": "database"}}},
+           "sample": {"positions": 300, "quotas": {"contact": 0.5, "crashed": 0.2, "race": 0.3},
+                      "parallel_games": 32, "epsilon": 0.1, "keep": 0.5},
+           "label": {"chunk": 100},
+           "fit": {"max_epochs": 6, "batch_size": 32, "learning_rate": 0.003, "patience": 2},
+           "gate": {"games": 10},
+           "run": {"eval_opponents": []}}
+    for section, values in over.items():
+        cfg.setdefault(section, {}).update(values)
+    return config_from_dict(cfg)
+
+
+class StopAt(SearchTargetsRun):
+    """A run that asks itself to stop (as Ctrl-C does) once ``when(kind, count)`` holds for a
+    metrics line of ``kind`` logged for the ``count``-th time."""
+
+    def __init__(self, *a, when=None, **kw):
+        super().__init__(*a, **kw)
+        self.when, self.seen = when, {}
+
+    def _log(self, kind, *a, **kw):
+        super()._log(kind, *a, **kw)
+        self.seen[kind] = self.seen.get(kind, 0) + 1
+        if self.when is not None and self.when(kind, self.seen[kind]):
+            self.request_stop()
+
+
+def chunk_files(run: Path) -> list[Path]:
+    return sorted((run / "generations/001/labels").glob("chunk_*.npz"))
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """One uninterrupted generation of :func:`tiny` (with TensorBoard and metrics)."""
+    run = tmp_path_factory.mktemp("st") / "run"
+    cfg = tiny(run={"eval_opponents": ["heuristic"], "eval_games": 4})
+    res = SearchTargetsRun(cfg, str(run), config_text="# tiny\n", print_fn=lambda s: None).run(progress=False)
+    assert not res["stopped"]
+    return run
+
+
+def test_one_generation_end_to_end(reference):
+    run = reference
+    g = run / "generations/001"
+    for name in ("config.toml", "current.pt", "state.json", "metrics.jsonl"):
+        assert (run / name).exists(), name
+    assert list((run / "tb").iterdir())
+    state = json.loads((run / "state.json").read_text())
+    assert (state["generation"], state["phase"]) == (2, "sample")
+
+    # The sample: the quotas, distinct afterstates, none finished, each of its class.
+    z = read_npz(str(g / "samples.npz"))
+    names = class_names("backgammon")
+    counts = {c: int(np.sum(z["classes"] == names.index(c))) for c in names}
+    assert counts == {"contact": 150, "crashed": 60, "race": 90, "bearoff": 0}
+    assert len(np.unique(z["boards"], axis=0)) == len(z["boards"])
+    assert (z["boards"][:, OFF] < 15).all()
+    assert np.array_equal(position_classes(z["boards"], "backgammon"), z["classes"])
+
+    # Labels: 3 chunks of 100, probabilities in the model's layout.
+    files = chunk_files(run)
+    assert len(files) == 3
+    labels = np.concatenate([read_npz(str(f))["labels"] for f in files])
+    assert labels.shape == (300, 5) and (labels >= 0).all() and (labels <= 1).all()
+
+    # The fitted nets move toward their labels: the held-out loss of the fit, and the loss
+    # over all of a class's labelled afterstates against the warm start.
+    cand = load_checkpoint(g / "candidate.pt")
+    fit = cand["fit"]
+    assert set(fit) == {"contact", "race", "fallback"}
+    assert fit["contact"]["val_loss"] < fit["contact"]["val_loss_before"]
+    before = initial_evaluator(tiny(), get_variant("backgammon"), "cpu")
+    after = load_evaluator(g / "candidate.pt", "backgammon", "cpu")
+    rows = z["classes"] == names.index("contact")
+    y = torch.from_numpy(labels[rows])
+
+    def loss(ev):
+        net = ev.members["contact"]
+        logits = net.net.logits(torch.from_numpy(net.encoder(z["boards"][rows])))
+        return float(torch.nn.functional.binary_cross_entropy_with_logits(logits, y))
+
+    with torch.no_grad():
+        assert loss(after) < loss(before)
+
+    # The gate: promoted exactly when the candidate did not lose; current.pt follows it.
+    gate = json.loads((g / "gate.json").read_text())
+    assert gate["games"] == 10 and gate["promoted"] == (gate["points_per_game"] >= 0.0)
+    lo, hi = gate["points_per_game_ci95"]
+    assert lo <= gate["points_per_game"] <= hi
+    same = (run / "current.pt").read_bytes() == (g / "candidate.pt").read_bytes()
+    assert same == gate["promoted"]
+
+    kinds = {json.loads(x)["kind"] for x in (run / "metrics.jsonl").read_text().splitlines()}
+    assert {"sample", "label", "label_chunk", "fit_epoch", "fit", "gate", "eval"} <= kinds
+    agent = make_agent(f"td:{run / 'current.pt'}", "backgammon")       # usable as an agent
+    assert isinstance(agent.evaluator, NetSet)
+
+
+def test_resume_after_stop_mid_labelling(reference, tmp_path):
+    """Stopped after one chunk (as Ctrl-C would), the run resumes in the label phase, keeps
+    that chunk and ends with the same labels and the same fitted nets as an uninterrupted run."""
+    run = tmp_path / "run"
+    first = StopAt(tiny(), str(run), log=True, print_fn=lambda s: None,
+                   when=lambda kind, n: kind == "label_chunk" and n == 1)
+    res = first.run(progress=False)
+    assert res["stopped"] and (res["generation"], res["phase"]) == (1, "label")
+    assert len(chunk_files(run)) == 1
+    kept = chunk_files(run)[0].stat().st_mtime_ns
+    again = SearchTargetsRun(tiny(), str(run), resume=True, print_fn=lambda s: None)
+    assert not again.run(progress=False)["stopped"]
+    assert chunk_files(run)[0].stat().st_mtime_ns == kept              # not labelled again
+    for mine, ref in zip(chunk_files(run), chunk_files(reference), strict=True):
+        a, b = read_npz(str(mine)), read_npz(str(ref))
+        assert np.array_equal(a["boards"], b["boards"]) and np.array_equal(a["labels"], b["labels"])
+    w = load_checkpoint(run / "generations/001/candidate.pt")["evaluator"]["members"]["contact"]["weights"]
+    r = load_checkpoint(reference / "generations/001/candidate.pt")["evaluator"]["members"]["contact"]["weights"]
+    assert all(torch.equal(w[k], r[k]) for k in r)
+    # The metrics of the restarted phases are not counted twice.
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [x["chunk"] for x in lines if x["kind"] == "label_chunk"] == [0, 1, 2]
+    assert sum(x["kind"] == "sample" for x in lines) == 1
+
+
+def test_resume_after_stop_mid_sampling(reference, tmp_path):
+    """A sample stopped part-way is drawn again from its seed on resume: the same afterstates."""
+    run = tmp_path / "run"
+
+    class StopInSample(SearchTargetsRun):
+        calls = 0
+
+        def _stopping(self):
+            self.calls += 1
+            return self.stop_requested or self.calls == 5
+
+    res = StopInSample(tiny(), str(run), log=False, print_fn=lambda s: None).run(progress=False)
+    assert (res["generation"], res["phase"]) == (1, "sample")
+    assert not (run / "generations/001/samples.npz").exists()
+    again = StopAt(tiny(), str(run), resume=True, log=True, print_fn=lambda s: None,
+                   when=lambda kind, n: kind == "sample")
+    res = again.run(progress=False)
+    assert (res["generation"], res["phase"]) == (1, "label")
+    a = read_npz(str(run / "generations/001/samples.npz"))
+    b = read_npz(str(reference / "generations/001/samples.npz"))
+    assert np.array_equal(a["boards"], b["boards"]) and np.array_equal(a["classes"], b["classes"])
+
+
+def bearoff_boards(variant, n, seed=0):
+    """``n`` bear-off afterstates (COM-5): each side's checkers on its own points 1-6 or off,
+    neither side finished."""
+    rng = np.random.default_rng(seed)
+
+    def side(k):
+        b = np.zeros((k, 28), np.int64)
+        left = rng.integers(1, 16, k)
+        for p in range(6):                       # a random split of `left` checkers over 6 points
+            take = rng.integers(0, left + 1) if p < 5 else left
+            b[:, p] = take
+            left = left - take
+        b[:, OFF] = 15 - b[:, :6].sum(1)
+        return b
+
+    return (side(n) + flip(side(n), variant)).astype(np.int8)
+
+
+@pytest.mark.parametrize("variant,net", [("backgammon", TD80), ("long", LONG_TD80)])
+def test_bearoff_afterstates_get_the_database_values(variant, net):
+    """COM-5: bear-off afterstates are labelled with the one-sided database's exact outcome
+    probabilities, whatever the evaluator (here a single net without a database member)."""
+    boards = bearoff_boards(variant, 200)
+    classes = position_classes(boards, variant)
+    assert (classes == class_names(variant).index("bearoff")).all()
+    ev = load_evaluator(net, variant, "cpu")
+    got = label_afterstates(boards, classes, ev, {"kind": "search", "plies": 1})
+    assert np.array_equal(got, bearoff_outcomes(boards, variant).astype(np.float32))
+
+
+def _chunk_tasks(reference):
+    """Label tasks of sampled afterstates and bear-off afterstates, some rows at 2 plies."""
+    z = read_npz(str(reference / "generations/001/samples.npz"))
+    boards = np.concatenate([z["boards"][:60], bearoff_boards("backgammon", 20, seed=3)])
+    classes = position_classes(boards, "backgammon")
+    data = Path(TD80).read_bytes()
+    deep = np.zeros(len(boards), bool)
+    deep[::7] = True
+    return boards, classes, label_tasks(boards, classes, deep, get_variant("backgammon"),
+                                        (hashlib.sha256(data).hexdigest(), data),
+                                        {"kind": "search", "plies": 1, "seed": 0}, chunk=20)
+
+
+def _labels(backend, tasks):
+    out = {}
+    with backend:
+        for task, (index, lab, _) in backend.run(label_chunk, tasks):
+            out[index] = lab
+    return np.concatenate([out[i] for i in range(len(tasks))])
+
+
+def test_rollout_labels_agree_with_search(reference):
+    """Rollout labels of afterstates: cut at 0 plies they are the evaluator's own values; cut
+    after the opponent's reply over the 36 rolls they are the 1-ply expectimax values."""
+    z = read_npz(str(reference / "generations/001/samples.npz"))
+    boards = z["boards"][::25]
+    classes = position_classes(boards, "backgammon")
+    ev = load_evaluator(TD80, "backgammon", "cpu")
+
+    def rollout_labels(truncate):
+        return label_afterstates(boards, classes, ev, {"kind": "rollout", "rollout_games": 36,
+                                                        "rollout_truncate": truncate, "rollout_seed": 5})
+
+    assert np.allclose(rollout_labels(0), ev.probabilities(boards), atol=1e-6)
+    one_ply = label_afterstates(boards, classes, ev, {"kind": "search", "plies": 1})
+    assert np.allclose(rollout_labels(1), one_ply, atol=1e-5)
+
+
+def test_oversampled_sample_keeps_the_quotas(tmp_path):
+    """sample.oversample = 2: twice the afterstates drawn, the quotas kept (the most
+    disagreeing half of each class, :func:`most_disagreeing`)."""
+    run = tmp_path / "run"
+    st = StopAt(tiny(sample={"oversample": 2.0}), str(run), log=True, print_fn=lambda s: None,
+                when=lambda kind, n: kind == "sample")
+    assert st.run(progress=False)["phase"] == "label"
+    z = read_npz(str(run / "generations/001/samples.npz"))
+    names = class_names("backgammon")
+    assert [int(np.sum(z["classes"] == names.index(c))) for c in ("contact", "crashed", "race")] == [150, 60, 90]
+    assert len(np.unique(z["boards"], axis=0)) == 300
+
+
+def test_most_disagreeing_keeps_the_largest_gaps_per_class():
+    classes = np.array([0, 0, 0, 2, 2, 2, 2], np.int8)
+    zero = np.zeros(7)
+    one = np.array([0.1, -0.5, 0.2, 0.0, 0.3, -0.01, -0.4])
+    rows = most_disagreeing(np.zeros((7, 28), np.int8), classes, {"contact": 2, "race": 2}, zero, one,
+                            class_names("backgammon"))
+    assert rows.tolist() == [1, 2, 4, 6]
+
+
+def test_same_labels_on_one_and_two_processes(reference):
+    """A chunk's labels do not depend on the process that computes it (one torch thread each)."""
+    boards, classes, tasks = _chunk_tasks(reference)
+    one = _labels(make_backend("local", 1), tasks)
+    two = _labels(make_backend("local", 2, log=lambda s: None), tasks)
+    assert np.array_equal(one, two)
+    bear = classes == class_names("backgammon").index("bearoff")
+    assert np.array_equal(one[bear], bearoff_outcomes(boards[bear], "backgammon").astype(np.float32))
+
+
+def test_same_labels_on_ray(reference, ray_instance):
+    _, _, tasks = _chunk_tasks(reference)
+    assert np.array_equal(_labels(make_backend("local", 1), tasks),
+                          _labels(make_backend("ray", log=lambda s: None), tasks))
+
+
+def test_gate_duplicate_dice_and_decision(tmp_path):
+    """Duplicate dice: an evaluator against itself wins each pair's one game and loses the
+    other, exactly 0 points per game (promoted at the default threshold 0, ``>=``).  A
+    candidate that loses (an untrained net set against the shipped net) is not promoted and
+    current.pt stays as it was."""
+    ev = load_evaluator(TD80, "backgammon", "cpu")
+    even = gate_match(ev, ev, 20, seed=4)
+    assert even["points_per_game"] == 0.0 and even["points_per_game_ci95"] == [0.0, 0.0]
+
+    run = tmp_path / "run"
+    st = SearchTargetsRun(tiny(gate={"games": 16}), str(run), log=False, print_fn=lambda s: None)
+    cur = (run / "current.pt").read_bytes()
+    bad = NetSet.create("backgammon", {"contact": {"hidden": (80,)}, "race": {"hidden": (80,)},
+                                       "bearoff": "database"}, {"hidden": (80,)}, seed=1, device="cpu")
+    (run / "generations/001").mkdir(parents=True)
+    save_checkpoint(run / "generations/001/candidate.pt", evaluator_payload(bad, st.cfg, 1))
+    st.state["phase"] = "gate"
+    st.run(progress=False)
+    gate = json.loads((run / "generations/001/gate.json").read_text())
+    assert gate["points_per_game"] < 0 and gate["promoted"] is False
+    assert (run / "current.pt").read_bytes() == cur
+    state = json.loads((run / "state.json").read_text())
+    assert state["current_generation"] == 0 and state["history"][0]["promoted"] is False
+
+
+def test_fit_keeps_the_best_epoch_and_a_stopped_fit_changes_nothing():
+    """Labels equal to the net's own outputs are already at the cross-entropy's minimum: no
+    epoch beats the start, so the early stop keeps the starting weights (best epoch 0).  A
+    fit stopped part-way also leaves the net as it was."""
+    from nardy_ai.bench import random_afterstates
+    ev = load_evaluator(TD80, "backgammon", "cpu")
+    boards = random_afterstates("backgammon", 400, seed=2)
+    x, y = ev.encoder(boards), ev.probabilities(boards)
+    start = {k: w.clone() for k, w in ev.net.state_dict().items()}
+    res = fit_net(ev, x, y, tiny().fit, seed=1)
+    assert res["best_epoch"] == 0 and res["epochs"] == tiny().fit.patience
+    assert all(torch.equal(w, start[k]) for k, w in ev.net.state_dict().items())
+    calls = iter(range(10 ** 6))
+    assert fit_net(ev, x, np.zeros_like(y), tiny().fit, seed=1, stop=lambda: next(calls) == 3) is None
+    assert all(torch.equal(w, start[k]) for k, w in ev.net.state_dict().items())
+
+
+def test_class_quotas_add_up():
+    q = class_quotas(1001, {"contact": 0.6, "crashed": 0.1, "race": 0.3}, class_names("backgammon"))
+    assert sum(q.values()) == 1001 and list(q) == ["contact", "crashed", "race"]
+    assert abs(q["contact"] - 600.6) < 1 and abs(q["crashed"] - 100.1) < 1
+
+
+@pytest.mark.parametrize("data,message", [
+    ({"method": {"kind": "mcts"}}, "method.kind: must be td or search_targets"),
+    ({"method": {"generations": 0}}, "method.generations"),
+    ({"sample": {"quota": {}}}, "sample.quota: unknown key"),
+    ({"sample": {"quotas": {"contact": "most"}}}, "sample.quotas.contact: must be a number"),
+    ({"sample": {"quotas": [1, 2]}}, "sample.quotas: must be a table"),
+    ({"variant": "backgammon", "sample": {"quotas": {"midgame": 1.0}}}, "sample.quotas.midgame: not a position class"),
+    ({"sample": {"quotas": {"contact": 0.0}}}, "sample.quotas: at least one share"),
+    ({"sample": {"keep": 0.0}}, "sample.keep"),
+    ({"label": {"plies": 3}}, "label.plies: must be 1 or 2"),
+    ({"label": {"kind": "gnubg"}}, "label.kind"),
+    ({"label": {"plies": 2, "two_ply_fraction": 0.5}}, "label.two_ply_fraction: only with label.plies = 1"),
+    ({"fit": {"patience": 0}}, "fit.patience"),
+    ({"fit": {"validation": 0.9}}, "fit.validation"),
+    ({"gate": {"games": 1}}, "gate.games"),
+    ({"gate": {"threshold": "zero"}}, "gate.threshold: must be a number"),
+])
+def test_config_errors_name_the_key(data, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace(".", r"\.")):
+        config_from_dict(data)
+
+
+def test_quota_on_the_database_class_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="sample.quotas.bearoff"):
+        SearchTargetsRun(tiny(sample={"quotas": {"contact": 1.0, "bearoff": 1.0}}), str(tmp_path / "r"), log=False)
+    assert not (tmp_path / "r").exists()
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    from nardy_ai.cli import main
+    bad = tmp_path / "bad.toml"
+    bad.write_text('variant = "backgammon"\n[method]\nkind = "search_targets"\n[fit]\npatience = 0\n')
+    td = tmp_path / "td.toml"
+    td.write_text('variant = "backgammon"\n')
+    for args, message in ((["--config", str(bad)], "fit.patience"),
+                          (["--config", str(td), "--jobs", "2"], "--jobs is for"),
+                          (["--config", str(bad).replace("bad", "none")], "cannot read config")):
+        assert main(["train", *args, "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("nardy: error:") and message in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "o").exists()

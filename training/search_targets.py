@@ -1,0 +1,1119 @@
+"""Training on search targets: generations of sample, label, fit and gate.
+
+TD(lambda) self-play plateaus; strong engines refine a TD-trained evaluator by supervised
+learning on targets from search.  ``nardy train`` with ``[method] kind = "search_targets"``
+runs that as generations, each of four phases, each resumable:
+
+sample
+    Self-play of the current evaluator at 0 ply with exploration (``sample.epsilon``: a
+    uniformly random play; ``sample.temperature``: a softmax over equity), many games in
+    lockstep (:class:`training.td.SelfPlay`).  The positions kept are **afterstates** (the
+    board just played, seen by the side that moved: what the evaluator values), each played
+    afterstate a candidate with probability ``sample.keep`` (so that a class is spread over
+    many games), finished games excluded.  Per-class quotas (``sample.quotas``, shares of
+    ``sample.positions``; default: the classes a net values, equally) are filled with
+    *distinct* afterstates (exact board bytes).  With ``sample.oversample = k > 1`` each quota
+    is drawn ``k`` times over and the afterstates whose 0-ply and 1-ply equities differ most
+    are kept (the 1-ply values cost as much as labelling the extra rows).  Sampling runs in
+    this process; the result is ``samples.npz``.
+label
+    Every afterstate gets the outcome probabilities (:mod:`nardy_ai.model` layout, for the
+    side that moved) of the frozen current evaluator's n-ply expectimax
+    (:func:`nardy_ai.search.search_values`; ``label.plies``, default 1; a seeded random
+    ``label.two_ply_fraction`` of the rows at 2 plies) or of truncated rollouts
+    (``label.kind = "rollout"``: :func:`nardy_ai.rollout.rollout`, the evaluator at 0 ply on
+    both sides, ``label.rollout_games`` games cut after ``label.rollout_truncate`` plies).
+    Bear-off afterstates (:mod:`nardy_ai.classes`) get the one-sided database's exact values
+    whatever the evaluator.  The rows are cut into chunks of ``label.chunk`` afterstates, one
+    task each on the backend (this process, ``--jobs`` local processes or Ray: tasks carry the
+    checkpoint's bytes), each written atomically as ``labels/chunk_NNNN.npz`` when it arrives:
+    a kill loses at most the chunks in flight (one per worker).  A chunk's labels depend only
+    on its rows, the checkpoint and the seed, never on the backend (one torch thread each).
+fit
+    The next evaluator starts as a copy of the current one (warm start) and each of its nets
+    is fitted on the labelled afterstates of its classes (the fallback on the classes without
+    a member; the database is exact and not fitted): binary cross-entropy of each sigmoid
+    output against the soft targets, Adam, minibatches, a held-out validation share
+    (``fit.validation``), early stop after ``fit.patience`` epochs without a lower validation
+    loss, the best epoch's weights kept (the warm start's own, if no epoch beats it).  Result:
+    ``candidate.pt``.
+gate
+    The candidate plays the current evaluator at 0 ply, ``gate.games`` games in duplicate-dice
+    pairs (each pair's two games roll the same dice with the seats swapped); it becomes
+    ``current.pt`` only when its points per game are at least ``gate.threshold`` (default 0:
+    not losing).  ``gate.json`` keeps the result with its 95% interval (1.96 standard errors
+    over the pairs).  Then the current evaluator plays ``run.eval_opponents`` (as the TD
+    trainer's evaluation does) and the next generation starts.
+
+The run folder::
+
+    config.toml            the config, copied at the start
+    current.pt             the current evaluator (a checkpoint: ``td:DIR/current.pt``)
+    state.json             generation and phase (written atomically), results so far
+    metrics.jsonl          one JSON line per event, append-only
+    tb/                    TensorBoard: losses per net, label throughput, gate, evaluation
+    generations/NNN/       samples.npz, labels/chunk_NNNN.npz, candidate.pt, gate.json
+
+``--resume`` continues in the phase that was running: sampling starts its generation's
+sample again (it is seeded, so it draws the same afterstates), labelling skips the chunks on
+disk, fitting and gating start again.  Ctrl-C or SIGTERM stops at the next safe point (after
+a self-play ply, a chunk, a minibatch, a gate batch) and prints how to resume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import math
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import torch
+
+from nardy_ai.board import flip
+from nardy_ai.classes import class_names, position_classes
+from nardy_ai.errors import NardyError
+from nardy_ai.model import (CHECKPOINT_FORMAT, CheckpointError, NeuralEvaluator, equity,
+                            load_checkpoint, n_outputs, save_checkpoint)
+from nardy_ai.netset import BearoffMember, NetSet, as_netset
+from nardy_ai.variants import Variant, get_variant, parse_variant_spec
+
+from .config import ConfigError, TrainConfig, check_quotas, config_from_dict
+
+#: Version of the samples and label-chunk files (``format`` in each NPZ).
+FORMAT = 1
+#: Version of ``state.json``.
+STATE_FORMAT = 1
+#: The phases of a generation, in order.
+PHASES = ("sample", "label", "fit", "gate")
+#: Duplicate pairs of a gate played in lockstep (one :func:`play_games` call per side).
+GATE_BATCH = 500
+
+
+class SearchTargetsError(NardyError):
+    """A search-targets run that cannot go on: a damaged run folder, another run's files."""
+
+
+# --- files ---------------------------------------------------------------------------------
+
+def write_npz(path: str, **arrays) -> None:
+    """Write arrays to ``path`` atomically (a temporary file, then a rename)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_npz(path: str) -> dict[str, np.ndarray]:
+    """The arrays of an NPZ file (no pickled objects); a :class:`SearchTargetsError` for a
+    file that is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise SearchTargetsError(f"cannot read {path}: {e}") from None
+
+
+def _write_json(path: str, obj: dict) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(obj, indent=1, allow_nan=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _settings(arrays: dict) -> dict:
+    """The JSON ``settings`` entry of a samples or chunk file."""
+    return json.loads(str(arrays["settings"]))
+
+
+def _seed(*parts: int) -> int:
+    """A 63-bit seed from integers (the run seed, the generation, a purpose, ...)."""
+    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+#: Purposes of the seeds derived from the run seed.
+_SAMPLE, _KEEP, _TWO_PLY, _ROLLOUT, _SPLIT, _FIT, _GATE = range(1, 8)
+
+
+# --- the evaluator -------------------------------------------------------------------------
+
+def evaluator_payload(ev, cfg: TrainConfig, generation: int, **extra) -> dict:
+    """A checkpoint of an evaluator of this method (``td:`` agents read it)."""
+    return {"kind": "search_targets", "evaluator": ev.state(), "config": cfg.to_dict(),
+            "generation": generation, **extra}
+
+
+def initial_evaluator(cfg: TrainConfig, variant: Variant, device=None):
+    """The evaluator generation 1 starts from.  With ``[model.classes]``: a net set built as
+    the TD trainer builds it, warm-started from ``model.init_from`` when given (same rules).
+    Without: ``model.init_from``'s own evaluator (a single net or a net set, as it is), or a
+    fresh single net from ``[model]``."""
+    from .td import Trainer
+
+    m = cfg.model
+    if m.init_from and not m.classes:
+        try:
+            return NeuralEvaluator.from_state(load_checkpoint(m.init_from)["evaluator"], variant, device)
+        except CheckpointError as e:
+            raise ConfigError(f"model.init_from: {e}") from None
+
+    class _Start:                     # what Trainer._create and Trainer._warm_start read
+        def __init__(self):
+            self.cfg, self.v = cfg, variant
+
+    start = _Start()
+    start.ev = Trainer._create(start, device)
+    if m.init_from:
+        Trainer._warm_start(start, m.init_from)
+    return start.ev
+
+
+_EVALUATORS: dict[str, Any] = {}
+
+
+def evaluator_from_bytes(sha: str, data: bytes, variant: Variant):
+    """The evaluator of a checkpoint file's bytes, on the CPU, built once per process."""
+    if sha not in _EVALUATORS:
+        try:
+            payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        except Exception as e:      # torch raises many types for damaged bytes
+            raise CheckpointError(f"cannot read the evaluator sent to this worker ({type(e).__name__})") from None
+        if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+            raise CheckpointError("the evaluator sent to this worker is not a nardy_ai checkpoint")
+        _EVALUATORS.clear()           # one evaluator per generation: keep the newest only
+        _EVALUATORS[sha] = NeuralEvaluator.from_state(payload["evaluator"], variant, "cpu")
+    return _EVALUATORS[sha]
+
+
+def fitted_classes(netset: NetSet) -> list[str]:
+    """The classes a net values (the others have the bear-off database)."""
+    return [c for c in netset.classes if isinstance(netset.member_for(c), NeuralEvaluator)]
+
+
+def class_quotas(positions: int, shares: dict[str, float], names: tuple[str, ...]) -> dict[str, int]:
+    """Afterstates per class, in class order: ``positions`` split in proportion to ``shares``
+    (largest remainders get the rows left over, so the counts add up to ``positions``)."""
+    total = sum(shares.values())
+    order = [c for c in names if shares.get(c, 0) > 0]
+    exact = np.array([positions * shares[c] / total for c in order])
+    counts = np.floor(exact).astype(np.int64)
+    left = positions - int(counts.sum())
+    if left > 0:
+        counts[np.argsort(-(exact - counts), kind="stable")[:left]] += 1
+    return dict(zip(order, counts.tolist()))
+
+
+# --- sample --------------------------------------------------------------------------------
+
+@dataclass
+class Samples:
+    """Distinct afterstates ``(N, 28)`` int8 with their class ids ``(N,)``, and how they were
+    drawn: ``games`` finished self-play games, ``candidates`` played afterstates kept as
+    candidates (``sample.keep``), ``repeats`` candidates dropped as repeats of earlier ones,
+    ``short`` the classes whose quota could not be filled (afterstates missing)."""
+
+    boards: np.ndarray
+    classes: np.ndarray
+    games: int
+    candidates: int
+    repeats: int
+    short: dict[str, int]
+
+
+def _distinct(boards: np.ndarray) -> np.ndarray:
+    """Rows of ``boards`` that are the first occurrence of their board, ascending."""
+    if not len(boards):
+        return np.zeros(0, np.int64)
+    keys = np.ascontiguousarray(boards, np.int8).view(np.dtype((np.void, boards.shape[1]))).ravel()
+    _, first = np.unique(keys, return_index=True)
+    return np.sort(first)
+
+
+def sample_afterstates(evaluator, quotas: dict[str, int], seed: int, parallel_games: int = 512,
+                       epsilon: float = 0.0, temperature: float = 0.0, keep: float = 1.0,
+                       max_games: int | None = None, progress: bool = False,
+                       stop: Callable[[], bool] = lambda: False) -> Samples | None:
+    """Distinct afterstates from self-play of ``evaluator`` (module docstring, *sample*):
+    ``quotas[c]`` of class ``c`` (class names of the variant's family), each the first ones
+    met in play.  Stops early, with the quotas short, after ``max_games`` finished games.
+    Returns None when ``stop()`` turns true (checked after every ply)."""
+    from tqdm import tqdm
+
+    from .td import SelfPlay
+    v = evaluator.variant
+    names = class_names(v)
+    ids = {c: names.index(c) for c in quotas if quotas[c] > 0}
+    rng = np.random.default_rng(seed)
+    keep_rng = np.random.default_rng(_seed(seed, _KEEP))
+    play = SelfPlay(evaluator, parallel_games, rng, epsilon, temperature)
+    pools: dict[str, list[np.ndarray]] = {c: [] for c in ids}
+    raw = {c: 0 for c in ids}
+    full = {c: False for c in ids}
+    games = candidates = repeats = 0
+    bar = tqdm(total=sum(quotas[c] for c in ids), unit="pos", disable=not progress,
+               dynamic_ncols=True, desc=f"sample {v.id}")
+
+    def compact(c: str) -> int:
+        nonlocal repeats
+        arr = np.concatenate(pools[c]) if pools[c] else np.zeros((0, 28), np.int8)
+        arr = arr[_distinct(arr)]
+        repeats += raw[c] - len(arr)
+        pools[c] = [arr]
+        raw[c] = len(arr)
+        return len(arr)
+
+    try:
+        while not all(full.values()):
+            if stop():
+                return None
+            play.ply()
+            games += int(np.sum(play.length == 0))
+            after = flip(play.boards[play.length > 0], v)        # the afterstates just played
+            after = after[keep_rng.random(len(after)) < keep]
+            candidates += len(after)
+            cls = position_classes(after, v)
+            for c, i in ids.items():
+                if full[c]:
+                    continue
+                rows = after[cls == i]
+                if len(rows):
+                    pools[c].append(rows)
+                    raw[c] += len(rows)
+                if raw[c] >= quotas[c] and compact(c) >= quotas[c]:
+                    full[c] = True
+            filled = sum(min(raw[c], quotas[c]) for c in ids)
+            bar.update(filled - bar.n)
+            bar.set_postfix(games=games, refresh=False)
+            if max_games is not None and games >= max_games:
+                break
+    finally:
+        bar.close()
+    boards, classes, short = [], [], {}
+    for c, i in ids.items():
+        if not full[c]:
+            compact(c)
+        arr = pools[c][0][:quotas[c]]
+        if len(arr) < quotas[c]:
+            short[c] = quotas[c] - len(arr)
+        boards.append(arr)
+        classes.append(np.full(len(arr), i, np.int8))
+    return Samples(np.concatenate(boards), np.concatenate(classes), games, candidates, repeats, short)
+
+
+def most_disagreeing(boards: np.ndarray, classes: np.ndarray, quotas: dict[str, int],
+                     zero_ply: np.ndarray, one_ply: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
+    """Rows to keep: per class the ``quotas[c]`` afterstates whose 0-ply and 1-ply equities
+    (``zero_ply``, ``one_ply``, points per game) differ most, in their original order."""
+    gap = np.abs(np.asarray(one_ply) - np.asarray(zero_ply))
+    keep = []
+    for c, q in quotas.items():
+        rows = np.flatnonzero(classes == names.index(c))
+        keep.append(rows[np.sort(np.argsort(-gap[rows], kind="stable")[:q])])
+    return np.sort(np.concatenate(keep)) if keep else np.zeros(0, np.int64)
+
+
+# --- label ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class LabelTask:
+    """One chunk of afterstates to label: rows ``first .. first + len(boards) - 1`` of a
+    generation's sample, with the current evaluator's checkpoint (``sha256``, bytes)."""
+
+    index: int
+    first: int
+    variant: Variant
+    checkpoint: tuple[str, bytes]
+    boards: np.ndarray
+    classes: np.ndarray
+    two_ply: np.ndarray
+    settings: dict
+
+    def label(self) -> str:
+        return f"label chunk {self.index} (rows {self.first}-{self.first + len(self.boards) - 1})"
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """One torch thread inside the block: labels are then the same in this process as in
+    worker processes (which run one thread each)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def label_afterstates(boards: np.ndarray, classes: np.ndarray, evaluator, settings: dict,
+                      two_ply: np.ndarray | None = None) -> np.ndarray:
+    """Outcome probabilities ``(N, K)`` float32 of afterstates for the side that moved:
+    bear-off afterstates (class ``bearoff``) from the one-sided database (exact); the others
+    by ``settings["kind"]``: ``"search"`` at ``settings["plies"]`` (rows of ``two_ply`` at 2
+    plies), ``"rollout"`` by ``settings["rollout_games"]`` games truncated after
+    ``settings["rollout_truncate"]`` plies with dice seed ``settings["rollout_seed"]``."""
+    from nardy_ai.search import neural_evaluation, search_values
+    v = evaluator.variant
+    names = class_names(v)
+    boards = np.asarray(boards, np.int8)
+    out = np.empty((len(boards), n_outputs(v)), np.float32)
+    bear = (classes == names.index("bearoff")) if "bearoff" in names else np.zeros(len(boards), bool)
+    if bear.any():
+        out[bear] = BearoffMember(v).probabilities(boards[bear])
+    rest = ~bear
+    if not rest.any():
+        return out
+    if settings["kind"] == "search":
+        ev = neural_evaluation(evaluator)
+        deep = np.zeros(len(boards), bool) if two_ply is None else np.asarray(two_ply, bool)
+        for plies, rows in ((settings["plies"], rest & ~deep), (2, rest & deep)):
+            if rows.any():
+                out[rows] = search_values(boards[rows], ev, plies)
+    else:
+        from nardy_ai.agents.neural import NeuralAgent
+        from nardy_ai.rollout import rollout
+        res = rollout(boards[rest], v, NeuralAgent(evaluator), games=settings["rollout_games"],
+                      truncate=settings["rollout_truncate"], seed=settings["rollout_seed"],
+                      on_roll=False, evaluator=evaluator)
+        out[rest] = res.probs
+    return out
+
+
+def label_chunk(task: LabelTask) -> tuple[int, np.ndarray, float]:
+    """Label one chunk (a backend task): ``(task.index, labels (N, K) float32, CPU seconds)``."""
+    c0 = time.process_time()
+    with _one_torch_thread():
+        ev = evaluator_from_bytes(*task.checkpoint, task.variant)
+        labels = label_afterstates(task.boards, task.classes, ev, task.settings, task.two_ply)
+    return task.index, labels, time.process_time() - c0
+
+
+def label_tasks(boards: np.ndarray, classes: np.ndarray, two_ply: np.ndarray, variant: Variant,
+                checkpoint: tuple[str, bytes], settings: dict, chunk: int,
+                skip: set[int] = frozenset()) -> list[LabelTask]:
+    """The chunks of a sample (``chunk`` rows each, the last one shorter), except ``skip``."""
+    out = []
+    for i, lo in enumerate(range(0, len(boards), chunk)):
+        if i in skip:
+            continue
+        s = slice(lo, lo + chunk)
+        rollout_seed = _seed(settings["seed"], _ROLLOUT, i) if settings["kind"] == "rollout" else None
+        out.append(LabelTask(i, lo, variant, checkpoint, boards[s], classes[s], two_ply[s],
+                             dict(settings, rollout_seed=rollout_seed)))
+    return out
+
+
+def two_ply_rows(n: int, fraction: float, seed: int) -> np.ndarray:
+    """``(n,)`` bool: the seeded random rows labelled at 2 plies."""
+    if fraction <= 0:
+        return np.zeros(n, bool)
+    return np.random.default_rng(_seed(seed, _TWO_PLY)).random(n) < fraction
+
+
+# --- fit -----------------------------------------------------------------------------------
+
+def _bce(net: NeuralEvaluator, x: torch.Tensor, y: torch.Tensor, batch: int = 8192) -> float:
+    """Mean binary cross-entropy of the net's outputs against soft targets (eval mode)."""
+    net.net.eval()
+    total = 0.0
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            logits = net.net.logits(x[i:i + batch])
+            total += float(torch.nn.functional.binary_cross_entropy_with_logits(
+                logits, y[i:i + batch], reduction="sum"))
+    return total / max(y.numel(), 1)
+
+
+def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
+            on_epoch: Callable[[int, float, float, float], None] = lambda *a: None,
+            stop: Callable[[], bool] = lambda: False) -> dict | None:
+    """Fit one net to labels: ``x`` encoded afterstates, ``y`` ``(N, K)`` soft targets.
+    Binary cross-entropy per output on the sigmoid outputs, Adam (``fit.learning_rate``),
+    minibatches of ``fit.batch_size``, a held-out ``fit.validation`` share, early stop after
+    ``fit.patience`` epochs without a lower validation loss; the best epoch's weights are
+    kept (epoch 0 = the starting weights).  The cross-entropy of soft targets never reaches 0:
+    ``val_entropy`` is its floor on the held-out rows (the targets' own entropy) and
+    ``val_loss - val_entropy`` (the excess, a KL divergence) goes to 0 for a perfect fit.
+    ``on_epoch(epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
+    losses, or None when ``stop()`` turned true (the net is then left with its starting
+    weights)."""
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    order = rng.permutation(n)
+    n_val = min(max(1, int(round(fit.validation * n))), n - 1)
+    val, train = order[:n_val], order[n_val:]
+    dev = net.device
+    xt, yt = torch.from_numpy(np.ascontiguousarray(x)).to(dev), torch.from_numpy(np.ascontiguousarray(y)).to(dev)
+    xv, yv = xt[torch.from_numpy(val).to(dev)], yt[torch.from_numpy(val).to(dev)]
+    start = {k: w.detach().clone() for k, w in net.net.state_dict().items()}
+    best_state, best, best_epoch = start, _bce(net, xv, yv), 0
+    before = best
+    entropy = float(torch.nn.functional.binary_cross_entropy(yv, yv))
+    opt = torch.optim.Adam(net.net.parameters(), lr=fit.learning_rate)
+    torch.manual_seed(seed)
+    train_loss = float("nan")
+    epoch = 0
+    for epoch in range(1, fit.max_epochs + 1):
+        net.net.train()
+        perm = torch.from_numpy(train[rng.permutation(len(train))]).to(dev)
+        total, count = 0.0, 0
+        for i in range(0, len(perm), fit.batch_size):
+            if stop():
+                net.net.load_state_dict(start)
+                return None
+            idx = perm[i:i + fit.batch_size]
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(net.net.logits(xt[idx]), yt[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(idx)
+            count += len(idx)
+        train_loss = total / max(count, 1)
+        val_loss = _bce(net, xv, yv)
+        if not (math.isfinite(train_loss) and math.isfinite(val_loss)):
+            from .td import TrainingDiverged
+            raise TrainingDiverged(f"fitting stopped at epoch {epoch}: the loss is not a finite number "
+                                   f"(a lower fit.learning_rate may help)")
+        on_epoch(epoch, train_loss, val_loss, val_loss - entropy)
+        if val_loss < best:
+            best, best_epoch = val_loss, epoch
+            best_state = {k: w.detach().clone() for k, w in net.net.state_dict().items()}
+        elif epoch - best_epoch >= fit.patience:
+            break
+    net.net.load_state_dict(best_state)
+    return {"val_loss_before": before, "val_loss": best, "val_entropy": entropy, "best_epoch": best_epoch,
+            "epochs": epoch, "train_loss": train_loss, "train_rows": int(len(train)), "val_rows": int(n_val)}
+
+
+# --- gate ----------------------------------------------------------------------------------
+
+def gate_match(candidate, current, games: int, seed: int,
+               stop: Callable[[], bool] = lambda: False) -> dict | None:
+    """The candidate evaluator against the current one at 0 ply: ``games`` (rounded up to
+    even) in duplicate-dice pairs, game ``2k`` with the candidate as white and ``2k + 1`` on
+    the same dice with the seats swapped, in batches of :data:`GATE_BATCH` pairs.  Returns the
+    candidate's results (:func:`nardy_ai.tournament.side_stats`: ``points_per_game`` with its
+    95% interval over the pairs, ``win_rate``, ...), or None when ``stop()`` turned true."""
+    from nardy_ai.agents.neural import NeuralAgent
+    from nardy_ai.game import play_games
+    from nardy_ai.tournament import level_names, side_stats
+    v = candidate.variant
+    a, b = NeuralAgent(candidate, name="candidate"), NeuralAgent(current, name="current")
+    pairs = (games + 1) // 2
+    points, levels = [], []
+    for k, lo in enumerate(range(0, pairs, GATE_BATCH)):
+        if stop():
+            return None
+        n = min(GATE_BATCH, pairs - lo)
+        s = _seed(seed, _GATE, k)
+        white = play_games(v, (a, b), n, seed=s, record=False)
+        black = play_games(v, (b, a), n, seed=s, record=False)
+        for r1, r2 in zip(white, black):
+            points += [r1.points * (1 if r1.winner == 0 else -1), r2.points * (1 if r2.winner == 1 else -1)]
+            levels += [r1.level, r2.level]
+    return side_stats(np.array(points), np.array(levels), level_names(v))
+
+
+# --- the run -------------------------------------------------------------------------------
+
+class SearchTargetsRun:
+    """A search-targets training run in a folder (module docstring)."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
+                 resume: bool = False, backend: str = "local", jobs: int | None = None,
+                 address: str | None = None, log: bool = True, print_fn=print):
+        from nardy_ai.backends import check_backend, require_ray
+        from nardy_ai.tournament import FolderLock
+        self.cfg = cfg
+        self.v = parse_variant_spec(cfg.variant)
+        if cfg.sample.quotas:
+            check_quotas(cfg, self.v)
+        self.run_dir = run_dir
+        self.state_path = os.path.join(run_dir, "state.json")
+        self.current_path = os.path.join(run_dir, "current.pt")
+        check_backend(backend, jobs, address)
+        if backend == "ray":
+            require_ray()                 # before any file is written
+        self.backend_name, self.jobs, self.address = backend, jobs, address
+        self.print = print_fn
+        self.log_enabled = log
+        if cfg.run.threads:
+            torch.set_num_threads(cfg.run.threads)
+        device = None if cfg.run.device == "auto" else cfg.run.device
+        if device == "cuda" and not torch.cuda.is_available():
+            raise ConfigError("run.device: cuda, but this torch sees no CUDA device (use auto or cpu)")
+        self.device = device
+        self.stop_requested = False
+        if resume:
+            if not os.path.exists(self.state_path):
+                raise NardyError(f"{run_dir} holds no search-targets run to resume (no state.json)")
+            self.lock = FolderLock(run_dir, "nardy train")
+            self.state = self._read_state()
+            self._check_config()
+            self._trim_metrics()
+        else:
+            if os.path.exists(self.state_path) or os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
+                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
+                                 f"or --out to start a new one")
+            ev = initial_evaluator(cfg, self.v, device)
+            self._quotas(as_netset(ev))           # checked before any file is written
+            try:
+                os.makedirs(run_dir, exist_ok=True)
+            except OSError as e:
+                raise NardyError(f"cannot create the run folder {run_dir}: {e.strerror}") from None
+            self.lock = FolderLock(run_dir, "nardy train")
+            if os.path.exists(self.state_path):       # started by another process meanwhile
+                self.lock.release()
+                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
+                                 f"or --out to start a new one")
+            if config_text is not None:
+                with open(os.path.join(run_dir, "config.toml"), "w", encoding="utf-8") as f:
+                    f.write(config_text)
+            save_checkpoint(self.current_path, evaluator_payload(ev, cfg, 0))
+            self.state = {"format": STATE_FORMAT, "generation": 1, "phase": "sample",
+                          "current_generation": 0, "history": [], "seconds": {p: 0.0 for p in PHASES}}
+            self._write_state()
+        self.writer = None
+        if log:
+            from torch.utils.tensorboard import SummaryWriter
+            self.writer = SummaryWriter(os.path.join(run_dir, "tb"))
+
+    # --- state -----------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Stop at the next safe point; :meth:`run` then returns (signal handlers)."""
+        self.stop_requested = True
+
+    def _stopping(self) -> bool:
+        return self.stop_requested
+
+    def _read_state(self) -> dict:
+        try:
+            with open(self.state_path, encoding="utf-8") as f:
+                state = json.load(f)
+        except (OSError, ValueError) as e:
+            raise SearchTargetsError(f"cannot read {self.state_path}: {e}") from None
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("phase") not in PHASES:
+            raise SearchTargetsError(f"{self.state_path} is not the state of a search-targets run "
+                                     f"(format {STATE_FORMAT})")
+        return state
+
+    def _write_state(self) -> None:
+        _write_json(self.state_path, self.state)
+
+    def _check_config(self) -> None:
+        """A resumed run may run more generations, elsewhere, or be watched differently
+        ([run], [ray], method.generations); what changes the training must stay as it was."""
+        saved = config_from_dict(load_checkpoint(self.current_path)["config"]).to_dict()
+        now = self.cfg.to_dict()
+        for d in (saved, now):
+            for section in ("run", "ray", "td", "selfplay"):
+                d.pop(section)
+            d["method"].pop("generations")
+        if saved != now:
+            changed = sorted(f"{sec}.{k}" for sec in now if isinstance(now[sec], dict)
+                             for k in now[sec] if now[sec][k] != saved.get(sec, {}).get(k))
+            changed += sorted(k for k in now if not isinstance(now[k], dict) and now[k] != saved.get(k))
+            raise NardyError(f"the config differs from the one {self.run_dir} was started with "
+                             f"({', '.join(changed)}); resume with the run's own config "
+                             f"({self.run_dir}/config.toml) or start a new run with --out")
+
+    def _trim_metrics(self) -> None:
+        """On resume: drop the metrics lines of the phases that start again (those of this
+        generation from the current phase on; the label chunks on disk keep theirs)."""
+        path = os.path.join(self.run_dir, "metrics.jsonl")
+        if not os.path.exists(path):
+            return
+        g, phase = self.state["generation"], PHASES.index(self.state["phase"])
+        keep = []
+        with open(path, "rb") as f:
+            for raw in f.read().split(b"\n"):
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue                  # a torn last line
+                lg, lp = line.get("generation"), line.get("phase")
+                if lp in PHASES and isinstance(lg, int) and (
+                        lg > g or (lg == g and PHASES.index(lp) >= phase
+                                   and not (lp == "label" == self.state["phase"] and line.get("kind") == "label_chunk"))):
+                    continue
+                keep.append(raw + b"\n")
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(b"".join(keep))
+        os.replace(tmp, path)
+
+    def gen_dir(self, g: int) -> str:
+        return os.path.join(self.run_dir, "generations", f"{g:03d}")
+
+    def _log(self, kind: str, g: int, phase: str, scalars: dict, tb: bool = True, **extra) -> None:
+        """One metrics.jsonl line; numbers also to TensorBoard as ``kind/name`` at step ``g``."""
+        if not self.log_enabled:
+            return
+        line = {"kind": kind, "generation": g, "phase": phase, "time": round(time.time(), 3),
+                **extra, **scalars}
+        with open(os.path.join(self.run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(line, allow_nan=False) + "\n")
+        if tb and self.writer is not None:
+            for k, val in scalars.items():
+                if isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val):
+                    self.writer.add_scalar(f"{kind}/{k}", val, g)
+
+    def _load_current(self, device=None):
+        return NeuralEvaluator.from_state(load_checkpoint(self.current_path)["evaluator"], self.v,
+                                          device if device is not None else self.device)
+
+    def _quotas(self, netset: NetSet) -> dict[str, int]:
+        """Afterstates per class of a generation's sample (refusing quotas for classes that
+        no net values: the database is exact, nothing to fit)."""
+        s = self.cfg.sample
+        fitted = fitted_classes(netset)
+        for c, share in s.quotas.items():
+            if share > 0 and c not in fitted:
+                raise ConfigError(f"sample.quotas.{c}: the bear-off database values this class "
+                                  f"exactly; no net to fit (quota classes: {', '.join(fitted)})")
+        shares = s.quotas or {c: 1.0 for c in fitted}
+        return class_quotas(s.positions, shares, netset.classes)
+
+    # --- the generations -------------------------------------------------------------
+
+    def run(self, progress: bool = True) -> dict:
+        """Run generations until ``method.generations`` are done or a stop is requested.
+        Returns ``{"generation", "phase", "stopped", "history"}``."""
+        from nardy_ai.backends import make_backend
+        from nardy_ai.tournament import FolderLock
+        if not self.lock.held:
+            self.lock = FolderLock(self.run_dir, "nardy train")
+        self.progress = progress
+        self.backend = make_backend(self.backend_name, self.jobs, self.address, log=self.print)
+        if self.log_enabled:
+            with open(os.path.join(self.run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
+                f.write(json.dumps({"kind": "session", "generation": self.state["generation"],
+                                    "phase_at_start": self.state["phase"], "time": round(time.time(), 3),
+                                    "backend": self.backend.describe()}) + "\n")
+        steps = {"sample": self.sample, "label": self.label, "fit": self.fit_phase, "gate": self.gate}
+        try:
+            while self.state["generation"] <= self.cfg.method.generations and not self.stop_requested:
+                g, phase = self.state["generation"], self.state["phase"]
+                os.makedirs(self.gen_dir(g), exist_ok=True)
+                t0 = time.perf_counter()
+                done = steps[phase](g)
+                self.state["seconds"][phase] = self.state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
+                if not done:
+                    break
+                nxt = PHASES.index(phase) + 1
+                if nxt == len(PHASES):
+                    self.state["generation"], self.state["phase"] = g + 1, "sample"
+                else:
+                    self.state["phase"] = PHASES[nxt]
+                self._write_state()
+            self._write_state()
+            if self.writer is not None:
+                self.writer.flush()
+        finally:
+            self.backend.close()
+            self.lock.release()
+        return {"generation": self.state["generation"], "phase": self.state["phase"],
+                "stopped": self.stop_requested, "history": self.state["history"]}
+
+    def close(self) -> None:
+        """Let another process use the run folder (:meth:`run` does this when it returns)."""
+        self.lock.release()
+
+    # --- phase: sample ---------------------------------------------------------------
+
+    def sample(self, g: int) -> bool:
+        """Self-play of the current evaluator to ``samples.npz`` (restarted whole if stopped)."""
+        s = self.cfg.sample
+        ev = self._load_current()
+        netset = as_netset(ev)
+        names = netset.classes
+        quotas = self._quotas(netset)
+        drawn = {c: int(math.ceil(q * s.oversample)) for c, q in quotas.items()}
+        seed = _seed(self.cfg.seed, _SAMPLE, g)
+        t0 = time.perf_counter()
+        res = sample_afterstates(ev, drawn, seed, s.parallel_games, s.epsilon, s.temperature, s.keep,
+                                 s.max_games or s.positions, self.progress, self._stopping)
+        if res is None:
+            return False
+        boards, classes = res.boards, res.classes
+        if s.oversample > 1:
+            zero = equity(ev.probabilities(boards), self.v)
+            one = self._label_all(boards, classes, {"kind": "search", "plies": 1, "seed": seed},
+                                  desc="1-ply for disagreement")
+            if one is None:
+                return False
+            rows = most_disagreeing(boards, classes, quotas, zero, equity(one, self.v), names)
+            boards, classes = boards[rows], classes[rows]
+        seconds = time.perf_counter() - t0
+        settings = {"generation": g, "seed": seed, "quotas": quotas, "oversample": s.oversample,
+                    "games": res.games, "candidates": res.candidates, "repeats": res.repeats,
+                    "short": res.short,
+                    "epsilon": s.epsilon, "temperature": s.temperature, "keep": s.keep}
+        write_npz(os.path.join(self.gen_dir(g), "samples.npz"), format=np.int64(FORMAT),
+                  boards=boards, classes=classes, settings=np.array(json.dumps(settings)))
+        counts = {f"positions_{c}": int(np.sum(classes == names.index(c))) for c in names}
+        self._log("sample", g, "sample", {"positions": int(len(boards)), "games": res.games,
+                                          "candidates": res.candidates, "repeats": res.repeats,
+                                          "seconds": seconds, **counts})
+        if res.short:
+            self.print(f"generation {g}: quotas short after {res.games} games: "
+                       + ", ".join(f"{c} {n}" for c, n in res.short.items()))
+        return True
+
+    # --- phase: label ----------------------------------------------------------------
+
+    def _checkpoint_bytes(self) -> tuple[str, bytes]:
+        with open(self.current_path, "rb") as f:
+            data = f.read()
+        return hashlib.sha256(data).hexdigest(), data
+
+    def _label_all(self, boards, classes, settings, desc: str) -> np.ndarray | None:
+        """Labels of rows not written to disk (the sample's disagreement), on the backend."""
+        chunk = self.cfg.label.chunk
+        tasks = label_tasks(boards, classes, np.zeros(len(boards), bool), self.v, self._checkpoint_bytes(),
+                            settings, chunk)
+        out = np.empty((len(boards), n_outputs(self.v)), np.float32)
+        for task, (index, labels, _) in self._run_tasks(tasks, desc):
+            out[task.first:task.first + len(labels)] = labels
+        return None if self.stop_requested else out
+
+    def _run_tasks(self, tasks: list[LabelTask], desc: str, done: int = 0, total: int | None = None):
+        """Yield ``(task, result)`` of label tasks as they finish, with a progress bar; stops
+        (ending the tasks in flight) when a stop is requested."""
+        from tqdm import tqdm
+        total = total if total is not None else sum(len(t.boards) for t in tasks)
+        bar = tqdm(total=total, initial=done, unit="pos", disable=not self.progress, dynamic_ncols=True,
+                   desc=desc)
+        t0, n = time.perf_counter(), 0
+        runs = self.backend.run(label_chunk, tasks)
+        try:
+            for task, result in runs:
+                n += len(task.boards)
+                bar.update(len(task.boards))
+                bar.set_postfix(pos_s=f"{n / max(time.perf_counter() - t0, 1e-9):.0f}")
+                yield task, result
+                if self.stop_requested:
+                    break
+        finally:
+            runs.close()
+            bar.close()
+
+    def label_settings(self, g: int, sha: str) -> dict:
+        lb = self.cfg.label
+        out = {"format": FORMAT, "generation": g, "kind": lb.kind, "evaluator_sha256": sha,
+               "seed": _seed(self.cfg.seed, _ROLLOUT, g), "chunk": lb.chunk}
+        if lb.kind == "search":
+            out.update(plies=lb.plies, two_ply_fraction=lb.two_ply_fraction)
+        else:
+            out.update(rollout_games=lb.rollout_games, rollout_truncate=lb.rollout_truncate)
+        return out
+
+    def _chunk_path(self, g: int, i: int) -> str:
+        return os.path.join(self.gen_dir(g), "labels", f"chunk_{i:04d}.npz")
+
+    def _chunk_ok(self, path: str, settings: dict, boards: np.ndarray) -> bool:
+        """A chunk file on disk that holds these rows labelled with these settings."""
+        if not os.path.exists(path):
+            return False
+        try:
+            z = read_npz(path)
+            return (int(z["format"]) == FORMAT and _settings(z) == settings
+                    and np.array_equal(z["boards"], boards) and z["labels"].shape == (len(boards), n_outputs(self.v)))
+        except (SearchTargetsError, KeyError, ValueError):
+            return False
+
+    def _read_samples(self, g: int) -> dict:
+        path = os.path.join(self.gen_dir(g), "samples.npz")
+        z = read_npz(path)
+        if int(z.get("format", -1)) != FORMAT:
+            raise SearchTargetsError(f"{path}: not a samples file of format {FORMAT}")
+        return z
+
+    def label(self, g: int) -> bool:
+        """Label the sample in chunks on the backend; chunks already on disk are kept."""
+        z = self._read_samples(g)
+        boards, classes = z["boards"], z["classes"]
+        sha, data = self._checkpoint_bytes()
+        settings = self.label_settings(g, sha)
+        os.makedirs(os.path.join(self.gen_dir(g), "labels"), exist_ok=True)
+        chunk = self.cfg.label.chunk
+        deep = two_ply_rows(len(boards), self.cfg.label.two_ply_fraction if self.cfg.label.kind == "search" else 0,
+                            _seed(self.cfg.seed, g))
+        done = {i for i, lo in enumerate(range(0, len(boards), chunk))
+                if self._chunk_ok(self._chunk_path(g, i), {**settings, "chunk_index": i}, boards[lo:lo + chunk])}
+        tasks = label_tasks(boards, classes, deep, self.v, (sha, data), settings, chunk, skip=done)
+        t0, cpu, n = time.perf_counter(), 0.0, 0
+        for task, (index, labels, seconds) in self._run_tasks(
+                tasks, f"label {self.v.id}", done=len(boards) - sum(len(t.boards) for t in tasks), total=len(boards)):
+            write_npz(self._chunk_path(g, index), format=np.int64(FORMAT), boards=task.boards, labels=labels,
+                      classes=task.classes, two_ply=task.two_ply, rows=np.array([task.first, task.first + len(labels)]),
+                      settings=np.array(json.dumps({**settings, "chunk_index": index})))
+            cpu += seconds
+            n += len(labels)
+            self._log("label_chunk", g, "label", {"chunk": index, "positions": len(labels),
+                                                  "positions_per_cpu_s": len(labels) / max(seconds, 1e-9)},
+                      tb=False)
+        if self.stop_requested:
+            return False
+        if n:
+            wall = time.perf_counter() - t0
+            self._log("label", g, "label", {"positions": n, "positions_per_s": n / max(wall, 1e-9),
+                                            "positions_per_cpu_s": n / max(cpu, 1e-9), "seconds": wall,
+                                            "workers": self.backend.workers})
+        return True
+
+    # --- phase: fit ------------------------------------------------------------------
+
+    def read_labels(self, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The generation's labelled afterstates: boards, classes, labels (chunk order)."""
+        z = self._read_samples(g)
+        chunk, n = self.cfg.label.chunk, len(z["boards"])
+        parts = [read_npz(self._chunk_path(g, i)) for i in range((n + chunk - 1) // chunk)]
+        if not parts:
+            return z["boards"], z["classes"], np.zeros((0, n_outputs(self.v)), np.float32)
+        return (np.concatenate([p["boards"] for p in parts]), np.concatenate([p["classes"] for p in parts]),
+                np.concatenate([p["labels"] for p in parts]))
+
+    def fit_phase(self, g: int) -> bool:
+        """Fit every net of a copy of the current evaluator to the labels: ``candidate.pt``."""
+        boards, classes, labels = self.read_labels(g)
+        cand = self._load_current()
+        netset = as_netset(cand)
+        stats = {}
+        for label, member, rows in netset.route(boards, classes):
+            if not isinstance(member, NeuralEvaluator):
+                continue                        # the bear-off database is exact
+            if len(rows) < 2:
+                self.print(f"generation {g}: net {label} has {len(rows)} labelled afterstate(s); not fitted")
+                continue
+            x = member.encoder(boards[rows])
+            from tqdm import tqdm
+            bar = tqdm(total=self.cfg.fit.max_epochs, unit="epoch", disable=not self.progress,
+                       dynamic_ncols=True, desc=f"fit {label} ({len(rows):,} pos)")
+
+            def on_epoch(epoch, train_loss, val_loss, val_excess, label=label, bar=bar):
+                bar.update(1)
+                bar.set_postfix(val=f"{val_loss:.5f}", excess=f"{val_excess:.5f}")
+                self._log("fit_epoch", g, "fit", {"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss,
+                                                  "val_excess": val_excess}, tb=False, net=label)
+
+            try:
+                res = fit_net(member, x, labels[rows], self.cfg.fit,
+                              _seed(self.cfg.seed, _FIT, g, len(stats)), on_epoch, self._stopping)
+            finally:
+                bar.close()
+            if res is None:
+                return False
+            stats[label] = res
+        scalars = {}
+        for label, r in stats.items():
+            scalars.update({f"val_loss_{label}": r["val_loss"], f"val_loss_before_{label}": r["val_loss_before"],
+                            f"val_excess_{label}": r["val_loss"] - r["val_entropy"],
+                            f"val_excess_before_{label}": r["val_loss_before"] - r["val_entropy"],
+                            f"train_loss_{label}": r["train_loss"], f"epochs_{label}": r["epochs"],
+                            f"best_epoch_{label}": r["best_epoch"], f"rows_{label}": r["train_rows"] + r["val_rows"]})
+        save_checkpoint(os.path.join(self.gen_dir(g), "candidate.pt"),
+                        evaluator_payload(cand, self.cfg, g, fit=stats))
+        self._log("fit", g, "fit", scalars)
+        return True
+
+    # --- phase: gate -----------------------------------------------------------------
+
+    def gate(self, g: int) -> bool:
+        """Candidate vs current; promote the candidate when it does not lose (gate.threshold);
+        then the current evaluator against the evaluation opponents."""
+        from nardy_ai.agents import make_agent
+        from nardy_ai.agents.neural import NeuralAgent
+        from nardy_ai.game import play_match, summarize
+        path = os.path.join(self.gen_dir(g), "candidate.pt")
+        cand = NeuralEvaluator.from_state(load_checkpoint(path)["evaluator"], self.v, self.device)
+        cur = self._load_current()
+        t0 = time.perf_counter()
+        res = gate_match(cand, cur, self.cfg.gate.games, _seed(self.cfg.seed, g), self._stopping)
+        if res is None:
+            return False
+        ci = res["points_per_game_ci95"]
+        promoted = bool(res["points_per_game"] >= self.cfg.gate.threshold)
+        result = {"generation": g, "games": res["games"], "points_per_game": res["points_per_game"],
+                  "points_per_game_ci95": ci, "win_rate": res["win_rate"],
+                  "win_rate_ci95": list(res["win_rate_ci95"]), "threshold": self.cfg.gate.threshold,
+                  "promoted": promoted, "seconds": time.perf_counter() - t0,
+                  "method": "candidate vs current at 0 ply, duplicate-dice pairs; 95% CI = mean +/- "
+                            "1.96 standard errors over the pairs"}
+        _write_json(os.path.join(self.gen_dir(g), "gate.json"), result)
+        if promoted:
+            tmp = f"{self.current_path}.tmp{os.getpid()}"
+            shutil.copyfile(path, tmp)
+            os.replace(tmp, self.current_path)
+            self.state["current_generation"] = g
+        self.state["history"] = [h for h in self.state["history"] if h["generation"] != g] + [
+            {"generation": g, "promoted": promoted, "points_per_game": res["points_per_game"],
+             "points_per_game_ci95": ci}]
+        bounds = {"ci95_low": ci[0], "ci95_high": ci[1]} if ci else {}      # one pair: no interval
+        self._log("gate", g, "gate", {"points_per_game": res["points_per_game"], **bounds,
+                                      "win_rate": res["win_rate"], "promoted": int(promoted)})
+        self.print(f"generation {g}: candidate vs current {res['points_per_game']:+.3f} ppg"
+                   + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "") + f" over {res['games']} games: "
+                   + ("promoted" if promoted else f"kept generation {self.state['current_generation']}"))
+        evaluation = {}
+        me = NeuralAgent(self._load_current(), name="td")
+        for spec in self.cfg.run.eval_opponents:
+            if self.stop_requested:
+                return False
+            try:
+                opp = make_agent(spec, self.v)
+            except NardyError as e:
+                raise ConfigError(f"run.eval_opponents: {e}") from None
+            s = summarize(play_match(self.v, me, opp, self.cfg.run.eval_games, seed=1234), agent="td")
+            evaluation[f"vs_{spec}/win_rate"] = s["win_rate"]
+            evaluation[f"vs_{spec}/points_per_game"] = s["points_per_game"]
+        if evaluation:
+            self._log("eval", g, "gate", evaluation)
+        return True
+
+
+# --- the command line ----------------------------------------------------------------------
+
+def cli_train(args, cfg: TrainConfig, text: str, out: str) -> int:
+    """``nardy train`` for ``[method] kind = "search_targets"``: run, Ctrl-C / SIGTERM stop
+    cleanly with a resume hint (exit status 130)."""
+    import shlex
+    import signal
+    import sys
+    if getattr(args, "games", None) is not None:
+        raise NardyError("--games is for TD training; a search-targets run stops after "
+                         "method.generations generations")
+    if getattr(args, "actors", None) is not None:
+        raise NardyError("--actors is for TD training (--backend ray runs the labelling as Ray tasks)")
+    run = SearchTargetsRun(cfg, out, config_text=text, resume=args.resume, backend=args.backend,
+                           jobs=getattr(args, "jobs", None), address=args.address)
+
+    def stop(signum, frame):
+        # First signal: stop at the next safe point; a second one kills.
+        signal.signal(signum, signal.SIG_DFL)
+        run.request_stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
+    res = run.run(progress=not args.no_progress)
+    done = res["history"]
+    promoted = sum(1 for h in done if h["promoted"])
+    print(f"{len(done)} generation(s) in {out}, {promoted} promoted; current evaluator "
+          f"{os.path.join(out, 'current.pt')} (generation {run.state['current_generation']})")
+    if res["stopped"]:
+        again = ["nardy", "train", "--config", args.config, "--out", out, "--resume"]
+        again += ["--backend", "ray"] if args.backend == "ray" else []
+        again += ["--jobs", str(args.jobs)] if getattr(args, "jobs", None) else []
+        again += ["--address", args.address] if args.address else []
+        print(f"nardy: interrupted in generation {res['generation']}, phase {res['phase']} (finished "
+              f"work kept); continue with: {shlex.join(again)}", file=sys.stderr)
+        return 130
+    return 0
+
+
+# --- benchmark -----------------------------------------------------------------------------
+
+def _bench_chunk(task: LabelTask) -> tuple[int, float, float, float]:
+    """A benchmark task: label a chunk; ``(positions, CPU seconds, start, end)`` (wall clock)."""
+    t0 = time.time()
+    _, labels, cpu = label_chunk(task)
+    return len(labels), cpu, t0, time.time()
+
+
+def bench_labels(variant="backgammon", checkpoint: str | None = None, seconds: float = 30.0,
+                 jobs: int | None = None, plies: int = 1, chunk: int = 2000, seed: int = 0) -> dict:
+    """1-ply labelling speed (:func:`label_afterstates`, the labelling path of training) on
+    afterstates from the net's own self-play (every class but bear-off, whose database labels
+    cost nothing): positions labelled per CPU second in this process (one core), and per wall
+    second on ``jobs`` local processes (default: every core), counted from the first chunk's
+    start to the last one's end (worker start-up excluded; also given with it)."""
+    import multiprocessing as mp
+
+    from nardy_ai.backends import make_backend
+    from nardy_ai.bench import ROLLOUT_NETS, machine_description
+    v = get_variant(variant)
+    path = checkpoint or ROLLOUT_NETS.get(v.id)
+    if path is None:
+        raise NardyError(f"no shipped net for {v.id}: give --checkpoint")
+    if not os.path.isabs(path) and not os.path.exists(path):
+        here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), path)
+        path = here if os.path.exists(here) else path
+    with open(path, "rb") as f:
+        data = f.read()
+    ck = (hashlib.sha256(data).hexdigest(), data)
+    ev = evaluator_from_bytes(*ck, v)
+    netset = as_netset(ev)
+    names = netset.classes
+    quotas = class_quotas(4 * chunk, {c: 1.0 for c in names if c != "bearoff"}, names)
+    res = sample_afterstates(ev, quotas, seed, parallel_games=256, epsilon=0.05, keep=0.25)
+    boards, classes = res.boards, res.classes
+    settings = {"kind": "search", "plies": plies, "seed": seed}
+    no_deep = np.zeros(len(boards), bool)
+
+    def tasks(n: int) -> list[LabelTask]:
+        reps = np.resize(np.arange(len(boards)), n)
+        return label_tasks(boards[reps], classes[reps], no_deep[reps], v, ck, settings, chunk)
+
+    # One core: this process, chunk after chunk for half the time.
+    label_chunk(tasks(200)[0])                                   # warm-up
+    one = tasks(len(boards))
+    n1 = cpu1 = wall1 = 0.0
+    i = 0
+    while i == 0 or wall1 < seconds / 2:
+        t0 = time.perf_counter()
+        _, labels, cpu = label_chunk(one[i % len(one)])
+        wall1 += time.perf_counter() - t0
+        cpu1 += cpu
+        n1 += len(labels)
+        i += 1
+    rate1 = n1 / max(cpu1, 1e-9)
+    # All cores: local processes, enough chunks for about half the time at this process's pace.
+    jobs = jobs or os.cpu_count() or 1
+    per_job = max(1, int(math.ceil(n1 / max(wall1, 1e-9) * seconds / 2 / chunk)))
+    work = tasks(jobs * per_job * chunk)
+    t0 = time.perf_counter()
+    with make_backend("local", jobs, log=lambda s: None) as be:
+        results = [r for _, r in be.run(_bench_chunk, work)]
+    wall_all = time.perf_counter() - t0
+    n_all = sum(r[0] for r in results)
+    span = max(r[3] for r in results) - min(r[2] for r in results)
+    described = netset.describe() if netset.members else netset.describe()[-1:]
+    return {"machine": machine_description(), "variant": v.id, "net": path,
+            "evaluator": described, "plies": plies, "chunk": chunk,
+            "classes": {c: int(np.sum(classes == names.index(c))) for c in names},
+            "one_core": {"positions": int(n1), "cpu_seconds": cpu1, "wall_seconds": wall1,
+                         "positions_per_cpu_s": rate1, "positions_per_s": n1 / max(wall1, 1e-9)},
+            "all_cores": {"jobs": jobs, "positions": int(n_all), "wall_seconds": span,
+                          "positions_per_s": n_all / max(span, 1e-9),
+                          "wall_seconds_with_startup": wall_all,
+                          "positions_per_s_with_startup": n_all / max(wall_all, 1e-9),
+                          "cpu_seconds": sum(r[1] for r in results)},
+            "start_method": mp.get_start_method()}
+
+
+def format_labels(r: dict) -> str:
+    """The lines ``nardy bench labels`` prints."""
+    one, alls = r["one_core"], r["all_cores"]
+    mix = ", ".join(f"{c} {n:,}" for c, n in r["classes"].items() if n)
+    return "\n".join([
+        f"machine: {r['machine']}",
+        f"{r['variant']}: {r['plies']}-ply labels of afterstates from the net's self-play ({mix}), "
+        f"{r['net']}, chunks of {r['chunk']:,}",
+        *(f"  {line}" for line in r["evaluator"]),
+        f"  one core (this process, 1 torch thread): {one['positions_per_cpu_s']:>10,.0f} positions/CPU s "
+        f"({one['positions_per_s']:,.0f}/s wall, {int(one['positions']):,} positions)",
+        f"  {alls['jobs']} local processes:              {alls['positions_per_s']:>10,.0f} positions/s wall "
+        f"({alls['positions']:,} positions in {alls['wall_seconds']:.1f} s; "
+        f"{alls['positions_per_s_with_startup']:,.0f}/s counting worker start-up; "
+        f"{alls['positions'] / max(alls['cpu_seconds'], 1e-9):,.0f} positions/CPU s per process)",
+    ])
