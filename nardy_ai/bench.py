@@ -37,6 +37,17 @@ def machine_description() -> str:
             f"NumPy {np.__version__}")
 
 
+def best_of(fn, repeats: int) -> float:
+    """The least CPU time (s) of ``repeats`` calls of ``fn``, after one warm-up call."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return max(best, 1e-9)
+
+
 def random_positions(variant, n_games: int = 256, plies: int = 200, seed: int = 0) -> np.ndarray:
     """Positions (mover on roll) met in random play: ``n_games`` games in lockstep for
     ``plies`` plies each (finished games restart from the start position)."""
@@ -184,13 +195,7 @@ def bench_agents(variant="backgammon", checkpoint: str | None = None, hidden=(80
     rng = np.random.default_rng(seed + 1)
 
     def best_cpu_seconds(fn) -> float:
-        fn()
-        best = float("inf")
-        for _ in range(repeats):
-            t0 = time.process_time()
-            fn()
-            best = min(best, time.process_time() - t0)
-        return max(best, 1e-9)
+        return best_of(fn, repeats)
 
     def sample(n: int):
         idx = rng.choice(len(pool), n, replace=False)
@@ -836,13 +841,7 @@ def bench_bearoff(variants=("backgammon", "long"), batch: int = 8192, repeats: i
     sides = pts[rng.integers(1, len(pts), (batch, 2))].astype(np.int64)   # never all off
 
     def best_cpu_seconds(fn) -> float:
-        fn()
-        best = float("inf")
-        for _ in range(repeats):
-            t0 = time.process_time()
-            fn()
-            best = min(best, time.process_time() - t0)
-        return max(best, 1e-9)
+        return best_of(fn, repeats)
 
     row = {"machine": machine_description(), "positions": len(db.off), "K": db.K,
            "build_seconds": db.build_seconds, "build_cpu_seconds": build_cpu,

@@ -171,15 +171,16 @@ def even_games(n: int) -> int:
 
 def default_agents(variant: str | Variant, roots: Sequence[str | os.PathLike] | None = None) -> list[str]:
     """The shipped agents and the baselines: ``td:`` for every
-    ``checkpoints/<variant>/*/checkpoint.pt`` (looked for in the current folder, then next to
-    the package), ``pubeval`` for short nardy when an agent of that name is registered, then
-    ``heuristic`` and ``random``."""
+    ``checkpoints/<variant>/*/checkpoint.pt`` (a TD run) and ``*/current.pt`` (a search-targets
+    run; looked for in the current folder, then next to the package), ``pubeval`` for short
+    nardy when an agent of that name is registered, then ``heuristic`` and ``random``."""
     v = parse_variant_spec(variant) if isinstance(variant, str) else variant
     if roots is None:
         roots = [Path.cwd(), Path(__file__).resolve().parent.parent]
     specs: list[str] = []
     for root in roots:
-        found = sorted(Path(root).glob(f"checkpoints/{v.id}/*/checkpoint.pt"))
+        found = sorted([*Path(root).glob(f"checkpoints/{v.id}/*/checkpoint.pt"),
+                        *Path(root).glob(f"checkpoints/{v.id}/*/current.pt")])
         if found:
             for p in found:
                 try:

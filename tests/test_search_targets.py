@@ -375,3 +375,20 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("nardy: error:") and message in err and len(err.splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_model_card_of_a_search_targets_run(reference, tmp_path):
+    """training.model_card reads a search-targets run folder (current.pt, state.json) and
+    names its generations and gate results."""
+    import shutil
+
+    from training.model_card import write_card
+    run = tmp_path / "run"
+    shutil.copytree(reference, run, ignore=shutil.ignore_patterns(".lock"))
+    text = write_card(str(run), games=4)
+    state = json.loads((run / "state.json").read_text())
+    assert "search-targets evaluator" in text and "current.pt" in text
+    assert "generations of self-play sampling" in text
+    gate = state["history"][0]
+    assert f"1: {gate['points_per_game']:+.3f}" in text
+    assert (run / "MODEL_CARD.md").read_text() == text

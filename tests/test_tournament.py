@@ -192,6 +192,13 @@ def test_default_agents_are_the_shipped_checkpoint_and_the_baselines(tmp_path, m
     monkeypatch.setitem(AGENTS, "pubeval", lambda arg, variant: None)
     assert tm.default_agents("backgammon", roots=[tmp_path]) == [
         "td:checkpoints/backgammon/net/checkpoint.pt", "pubeval", "heuristic", "random"]
+    # A search-targets run folder ships its current evaluator.
+    cur = tmp_path / "checkpoints" / "backgammon" / "refined" / "current.pt"
+    cur.parent.mkdir(parents=True)
+    cur.write_bytes(b"")
+    assert tm.default_agents("backgammon", roots=[tmp_path]) == [
+        "td:checkpoints/backgammon/net/checkpoint.pt", "td:checkpoints/backgammon/refined/current.pt",
+        "pubeval", "heuristic", "random"]
     assert tm.default_agents("long", roots=[tmp_path]) == ["heuristic", "random"]
     monkeypatch.delitem(AGENTS, "pubeval")
     assert tm.default_agents("short_caucasian", roots=[tmp_path]) == ["heuristic", "random"]

@@ -192,3 +192,27 @@ def test_a_run_can_start_from_another_runs_weights(tmp_path):
         Trainer(small_config("long", model={"init_from": ckpt}), str(tmp_path / "d"), log=False)
     with pytest.raises(ConfigError, match="model.init_from: .*does not exist"):
         Trainer(small_config("backgammon", model={"init_from": str(tmp_path / "nope.pt")}), str(tmp_path / "e"), log=False)
+
+
+def test_single_net_warm_start_over_an_extending_encoder(tmp_path):
+    """model.init_from: a single `expert` net starts from a `tdgammon` net with zero weights on
+    the extra inputs, so it values exactly as the source; an encoder that does not extend the
+    source's is refused naming the key."""
+    import numpy as np
+
+    from nardy_ai.bench import random_positions
+    from nardy_ai.model import load_evaluator, save_checkpoint
+    src = "checkpoints/backgammon/td80_anneal/checkpoint.pt"
+    cfg = small_config("backgammon", model={"init_from": src, "encoder": "expert", "hidden": [80]})
+    tr = Trainer(cfg, str(tmp_path / "a"), log=False)
+    boards = random_positions("backgammon", n_games=16, plies=60, seed=1)
+    want = load_evaluator(src, "backgammon", "cpu").probabilities(boards)
+    assert np.allclose(tr.ev.probabilities(boards), want, atol=1e-5)
+    expert_ckpt = tmp_path / "expert.pt"
+    save_checkpoint(expert_ckpt, {"evaluator": tr.ev.state()})
+    tr.close()
+    # The other way round: tdgammon's inputs do not extend expert's.
+    back = small_config("backgammon", model={"init_from": str(expert_ckpt), "encoder": "tdgammon",
+                                             "hidden": [80]})
+    with pytest.raises(ConfigError, match="model.init_from: .* has encoder 'expert', this config 'tdgammon'"):
+        Trainer(back, str(tmp_path / "b"), log=False)

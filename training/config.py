@@ -395,3 +395,11 @@ def load_config(path: str) -> tuple[TrainConfig, str]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"config {path} is not valid TOML: {e}") from None
     return config_from_dict(data), raw.decode("utf-8")
+
+
+def changed_keys(saved: dict, now: dict) -> list[str]:
+    """The keys (``section.key`` or top-level ``key``) whose values differ between two config
+    dicts (:meth:`TrainConfig.to_dict`), as a resumed run names them."""
+    changed = sorted(f"{sec}.{k}" for sec in now if isinstance(now[sec], dict)
+                     for k in now[sec] if now[sec][k] != saved.get(sec, {}).get(k))
+    return changed + sorted(k for k in now if not isinstance(now[k], dict) and now[k] != saved.get(k))

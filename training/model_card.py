@@ -2,7 +2,8 @@
 
     python -m training.model_card checkpoints/backgammon/td80 [--games 2000]
 
-Reads the run folder (``config.toml``, ``checkpoint.pt``, ``metrics.jsonl``), plays a
+Reads the run folder (``config.toml``, ``checkpoint.pt``, ``metrics.jsonl``; for a
+search-targets run ``current.pt`` and ``state.json``), plays a
 fixed-seed match of ``--games`` games (seats alternating) against each baseline bot, and writes
 ``MODEL_CARD.md`` beside the checkpoint with 95% confidence intervals.
 """
@@ -45,8 +46,9 @@ def self_play_sessions(metrics_path: str) -> list[str]:
             for line in f:
                 if '"session"' in line:
                     d = json.loads(line)
-                    if d.get("kind") == "session" and d.get("self_play") not in seen:
-                        seen.append(d["self_play"])
+                    where = d.get("self_play")      # search-targets sessions name none
+                    if d.get("kind") == "session" and where and where not in seen:
+                        seen.append(where)
     except (OSError, ValueError):
         pass
     return seen
@@ -68,8 +70,23 @@ def evaluator_line(ev: NeuralEvaluator | NetSet) -> str:
             f"v{ev.encoder.version} ({ev.encoder.n_features} inputs), {outputs}")
 
 
+def search_targets_line(run_dir: str, hours: float) -> str:
+    """The card's training line for a search-targets run (training/search_targets.py)."""
+    with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
+        state = json.load(f)
+    gens = ", ".join(f"{h['generation']}: {h['points_per_game']:+.3f} "
+                     f"({'promoted' if h['promoted'] else 'rejected'})" for h in state["history"])
+    secs = ", ".join(f"{k} {v / 60:.1f} min" for k, v in state.get("seconds", {}).items())
+    return (f"- **Training**: search targets (training/search_targets.py): {len(state['history'])} "
+            f"generations of self-play sampling, n-ply labels, per-class fit and a duplicate-dice gate "
+            f"against the current evaluator (gate points per game by generation: {gens}); "
+            f"time by phase: {secs}; about {hours:.2f} h of wall time on {machine_description()}")
+
+
 def write_card(run_dir: str, games: int) -> str:
-    data = load_checkpoint(os.path.join(run_dir, "checkpoint.pt"))
+    search_targets = os.path.exists(os.path.join(run_dir, "state.json"))
+    ckpt = os.path.join(run_dir, "current.pt" if search_targets else "checkpoint.pt")
+    data = load_checkpoint(ckpt)
     ev = NeuralEvaluator.from_state(data["evaluator"], device="cpu")
     v = ev.variant
     agent = NeuralAgent(ev, name="td")
@@ -79,16 +96,18 @@ def write_card(run_dir: str, games: int) -> str:
     eval_s = time.time() - t0
     cfg = open(os.path.join(run_dir, "config.toml"), encoding="utf-8").read()
     hours = training_wall_hours(os.path.join(run_dir, "metrics.jsonl"))
-    rel = os.path.relpath(os.path.join(run_dir, "checkpoint.pt"))
+    rel = os.path.relpath(ckpt)
     where = self_play_sessions(os.path.join(run_dir, "metrics.jsonl"))
     init_from = data["config"].get("model", {}).get("init_from", "")
+    method = "search-targets" if search_targets else "TD(lambda)"
     lines = [
-        f"# Model card: {v.id} TD(lambda) evaluator ({os.path.basename(run_dir)})",
+        f"# Model card: {v.id} {method} evaluator ({os.path.basename(run_dir)})",
         "",
         f"- **Checkpoint**: `{rel}` (use as agent `td:{rel}`; resume training with "
         f"`nardy train --config {run_dir}/config.toml --out {run_dir} --resume`)",
         f"- **Variant**: {v.describe()}",
         evaluator_line(ev),
+        search_targets_line(run_dir, hours) if search_targets else
         f"- **Training**: TD(lambda) self-play with lambda-returns (training/td.py), "
         f"{data['games']:,} games, {data['positions']:,} positions, {data['updates']:,} gradient steps, "
         f"about {hours:.2f} h of wall time on {machine_description()}; self-play: "

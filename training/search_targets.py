@@ -84,7 +84,7 @@ from nardy_ai.model import (CHECKPOINT_FORMAT, CheckpointError, NeuralEvaluator,
 from nardy_ai.netset import BearoffMember, NetSet, as_netset
 from nardy_ai.variants import Variant, get_variant, parse_variant_spec
 
-from .config import ConfigError, TrainConfig, check_quotas, config_from_dict
+from .config import ConfigError, TrainConfig, changed_keys, check_quotas, config_from_dict
 
 #: Version of the samples and label-chunk files (``format`` in each NPZ).
 FORMAT = 1
@@ -620,9 +620,7 @@ class SearchTargetsRun:
                 d.pop(section)
             d["method"].pop("generations")
         if saved != now:
-            changed = sorted(f"{sec}.{k}" for sec in now if isinstance(now[sec], dict)
-                             for k in now[sec] if now[sec][k] != saved.get(sec, {}).get(k))
-            changed += sorted(k for k in now if not isinstance(now[k], dict) and now[k] != saved.get(k))
+            changed = changed_keys(saved, now)
             raise NardyError(f"the config differs from the one {self.run_dir} was started with "
                              f"({', '.join(changed)}); resume with the run's own config "
                              f"({self.run_dir}/config.toml) or start a new run with --out")

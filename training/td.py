@@ -51,7 +51,7 @@ from nardy_ai.tournament import FolderLock
 from nardy_ai.netset import FALLBACK, NetSet, as_netset
 from nardy_ai.variants import parse_variant_spec
 
-from .config import TrainConfig, config_from_dict
+from .config import TrainConfig, changed_keys, config_from_dict
 
 class TrainingDiverged(NardyError):
     """A loss, statistic or weight that is not a finite number: the run stops."""
@@ -427,8 +427,9 @@ class Trainer:
             raise ConfigError(f"model.classes: {e}") from None
 
     def _warm_start(self, path: str) -> None:
-        """Start from the weights of checkpoint ``path``.  A single net needs the same
-        encoder and net shape.  Every net of a net set starts from the source's net for its
+        """Start from the weights of checkpoint ``path``.  A single net needs the same net
+        shape and the same encoder or one that extends the source's (zero weights on the extra
+        inputs, as below).  Every net of a net set starts from the source's net for its
         class (a single-net source: that net): same hidden sizes and activation, and the same
         encoder or one that extends the source's (:func:`nardy_ai.encoding.extends`), whose
         extra first-layer inputs start at zero weight, so the set values exactly as the source."""
@@ -448,12 +449,12 @@ class Trainer:
             return
         if isinstance(other, NetSet):
             raise ConfigError(f"model.init_from: {path} holds a net set; a single net starts from a single net")
-        mine = self.ev.state()
-        for key in ("encoder", "encoder_version", "hidden", "activation"):
-            theirs = other.state()[key]
-            if theirs != mine[key]:
-                raise ConfigError(f"model.init_from: {path} has {key} {theirs!r}, this config {mine[key]!r}")
-        self.ev.net.load_state_dict(other.net.state_dict())
+        from nardy_ai.encoding import extends
+        mine, theirs = self.ev.state(), other.state()
+        for key in ("encoder", "hidden", "activation"):
+            if theirs[key] != mine[key] and not (key == "encoder" and extends(self.ev.encoder, other.encoder)):
+                raise ConfigError(f"model.init_from: {path} has {key} {theirs[key]!r}, this config {mine[key]!r}")
+        _copy_net(other, self.ev, "model", path)
 
     @property
     def opt(self) -> torch.optim.Optimizer:
@@ -497,9 +498,7 @@ class Trainer:
             d.pop("ray")
             d["selfplay"].pop("total_games")
         if saved != now:
-            changed = sorted(f"{sec}.{k}" for sec in now if isinstance(now[sec], dict)
-                             for k in now[sec] if now[sec][k] != saved.get(sec, {}).get(k))
-            changed += sorted(k for k in now if not isinstance(now[k], dict) and now[k] != saved.get(k))
+            changed = changed_keys(saved, now)
             raise NardyError(f"the config differs from the one {self.run_dir} was started with "
                              f"({', '.join(changed)}); resume with the run's own config "
                              f"({self.run_dir}/config.toml) or start a new run with --out")
