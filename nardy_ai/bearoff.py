@@ -80,6 +80,7 @@ from pathlib import Path
 import numpy as np
 
 from .board import BAR, BOARD_SIZE, OFF, OPP_BAR, OPP_OFF, mirror_index
+from .classes import bearoff_positions
 from .errors import InvalidPosition, NardyError
 from .movegen import generate
 from .variants import Variant, get_variant
@@ -387,16 +388,13 @@ def home_points(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
 
 def is_bearoff(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
     """``(M,)`` bool: both sides have all their remaining checkers on their own home points
-    1-6 (COM-5), none on the bar, and neither has all 15 off (a finished game is not a
-    bear-off position).  Every such position is in the database."""
+    1-6 (COM-5), none on the bar (:func:`nardy_ai.classes.bearoff_positions`), 15 checkers
+    each, and neither has all 15 off (a finished game is not a bear-off position).  Every
+    such position is in the database."""
     b = np.asarray(boards).astype(np.int64)
-    v = get_variant(variant)
-    home = home_points(b, v)
     mover_all = np.maximum(b[:, :24], 0).sum(1) + b[:, BAR] + b[:, OFF]
     opp_all = np.maximum(-b[:, :24], 0).sum(1) + b[:, OPP_BAR] + b[:, OPP_OFF]
-    return ((home[:, 0].sum(1) + b[:, OFF] == mover_all) & (mover_all == MAX_CHECKERS)
-            & (home[:, 1].sum(1) + b[:, OPP_OFF] == opp_all) & (opp_all == MAX_CHECKERS)
-            & (b[:, BAR] == 0) & (b[:, OPP_BAR] == 0)
+    return (bearoff_positions(b, variant) & (mover_all == MAX_CHECKERS) & (opp_all == MAX_CHECKERS)
             & (b[:, OFF] < MAX_CHECKERS) & (b[:, OPP_OFF] < MAX_CHECKERS))
 
 

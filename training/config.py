@@ -397,9 +397,16 @@ def load_config(path: str) -> tuple[TrainConfig, str]:
     return config_from_dict(data), raw.decode("utf-8")
 
 
-def changed_keys(saved: dict, now: dict) -> list[str]:
-    """The keys (``section.key`` or top-level ``key``) whose values differ between two config
-    dicts (:meth:`TrainConfig.to_dict`), as a resumed run names them."""
+
+def require_same_config(saved: dict, now: dict, run_dir: str) -> None:
+    """Refuse to resume ``run_dir`` with a config (:meth:`TrainConfig.to_dict`, the sections a
+    resume may change already removed from both) other than the one it was started with,
+    naming the changed keys (``section.key`` or a top-level ``key``)."""
+    if saved == now:
+        return
     changed = sorted(f"{sec}.{k}" for sec in now if isinstance(now[sec], dict)
                      for k in now[sec] if now[sec][k] != saved.get(sec, {}).get(k))
-    return changed + sorted(k for k in now if not isinstance(now[k], dict) and now[k] != saved.get(k))
+    changed += sorted(k for k in now if not isinstance(now[k], dict) and now[k] != saved.get(k))
+    raise NardyError(f"the config differs from the one {run_dir} was started with "
+                     f"({', '.join(changed)}); resume with the run's own config "
+                     f"({run_dir}/config.toml) or start a new run with --out")

@@ -84,7 +84,7 @@ from nardy_ai.model import (CHECKPOINT_FORMAT, CheckpointError, NeuralEvaluator,
 from nardy_ai.netset import BearoffMember, NetSet, as_netset
 from nardy_ai.variants import Variant, get_variant, parse_variant_spec
 
-from .config import ConfigError, TrainConfig, changed_keys, check_quotas, config_from_dict
+from .config import ConfigError, TrainConfig, require_same_config, check_quotas, config_from_dict
 
 #: Version of the samples and label-chunk files (``format`` in each NPZ).
 FORMAT = 1
@@ -619,11 +619,7 @@ class SearchTargetsRun:
             for section in ("run", "ray", "td", "selfplay"):
                 d.pop(section)
             d["method"].pop("generations")
-        if saved != now:
-            changed = changed_keys(saved, now)
-            raise NardyError(f"the config differs from the one {self.run_dir} was started with "
-                             f"({', '.join(changed)}); resume with the run's own config "
-                             f"({self.run_dir}/config.toml) or start a new run with --out")
+        require_same_config(saved, now, self.run_dir)
 
     def _trim_metrics(self) -> None:
         """On resume: drop the metrics lines of the phases that start again (those of this

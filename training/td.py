@@ -51,7 +51,7 @@ from nardy_ai.tournament import FolderLock
 from nardy_ai.netset import FALLBACK, NetSet, as_netset
 from nardy_ai.variants import parse_variant_spec
 
-from .config import TrainConfig, changed_keys, config_from_dict
+from .config import TrainConfig, require_same_config, config_from_dict
 
 class TrainingDiverged(NardyError):
     """A loss, statistic or weight that is not a finite number: the run stops."""
@@ -497,11 +497,7 @@ class Trainer:
             d.pop("run")
             d.pop("ray")
             d["selfplay"].pop("total_games")
-        if saved != now:
-            changed = changed_keys(saved, now)
-            raise NardyError(f"the config differs from the one {self.run_dir} was started with "
-                             f"({', '.join(changed)}); resume with the run's own config "
-                             f"({self.run_dir}/config.toml) or start a new run with --out")
+        require_same_config(saved, now, self.run_dir)
         self.opts = self._optimizers()
         saved_opt = data["optimizer"]
         if isinstance(self.ev, NetSet):
