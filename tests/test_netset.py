@@ -260,7 +260,8 @@ def test_td_training_of_a_net_set_fits_each_net_on_its_classes(trained):
     shares = [train[-1][f"share_{c}"] for c in class_names("backgammon")]
     assert sum(shares) == pytest.approx(1.0) and all(s > 0 for s in shares)
     assert any(x["kind"] == "eval" for x in lines)
-    back = load_evaluator(run / "checkpoint.pt", "backgammon", device="cpu")
+    device = next(t.ev.net.parameters()).device       # the trainer's (CUDA where present)
+    back = load_evaluator(run / "checkpoint.pt", "backgammon", device=device)
     assert isinstance(back, NetSet)
     boards = afterstates("backgammon", n_games=8, plies=150)
     assert np.array_equal(back.probabilities(boards), t.ev.probabilities(boards))

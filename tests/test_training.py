@@ -186,12 +186,41 @@ def test_a_run_can_start_from_another_runs_weights(tmp_path):
     for k, w in first.ev.net.state_dict().items():
         assert torch.equal(w, warm.ev.net.state_dict()[k])
     assert warm.games == 0                                     # a new run: counters start at 0
-    with pytest.raises(ConfigError, match=r"model.init_from: .* has hidden \[80\], this config \[40\]"):
+    with pytest.raises(ConfigError, match=r"model.hidden: .* has hidden \[80\], this net \[40\]"):
         Trainer(small_config("backgammon", model={"init_from": ckpt, "hidden": [40]}), str(tmp_path / "c"), log=False)
+    with pytest.raises(ConfigError, match=r"model.hidden: .* has hidden \[80\], this net \[80, 10\]"):
+        Trainer(small_config("backgammon", model={"init_from": ckpt, "hidden": [80, 10]}), str(tmp_path / "c"), log=False)
     with pytest.raises(ConfigError, match="model.init_from: .*not 'long'"):
         Trainer(small_config("long", model={"init_from": ckpt}), str(tmp_path / "d"), log=False)
     with pytest.raises(ConfigError, match="model.init_from: .*does not exist"):
         Trainer(small_config("backgammon", model={"init_from": str(tmp_path / "nope.pt")}), str(tmp_path / "e"), log=False)
+
+
+def test_warm_start_into_wider_layers_values_as_the_source(tmp_path):
+    """model.init_from into wider hidden layers (Net2Net-style widening): the added units get
+    random inputs but zero outgoing weights, so the wider net values exactly as the source,
+    and training then moves the added units' outgoing weights off zero."""
+    import numpy as np
+
+    from nardy_ai.bench import random_positions
+    from nardy_ai.model import NeuralEvaluator, save_checkpoint
+    src = NeuralEvaluator.create("backgammon", "tdgammon", (6, 5), device="cpu")
+    torch.manual_seed(3)
+    for w in src.net.parameters():
+        torch.nn.init.normal_(w, std=0.5)
+    path = tmp_path / "small.pt"
+    save_checkpoint(path, {"kind": "model", "evaluator": src.state()})
+    cfg = small_config("backgammon", model={"init_from": str(path), "encoder": "expert", "hidden": [9, 7]})
+    tr = Trainer(cfg, str(tmp_path / "w"), log=False)
+    boards = random_positions("backgammon", n_games=16, plies=60, seed=2)
+    assert np.allclose(tr.ev.probabilities(boards), src.probabilities(boards), rtol=0, atol=1e-6)
+    layers = [m for m in tr.ev.net.net if isinstance(m, torch.nn.Linear)]
+    assert layers[0].weight[6:].abs().sum() > 0                  # added units: random inputs
+    assert not layers[1].weight[:, 6:].any() and not layers[2].weight[:, 5:].any()
+    tr.run(total_games=20, progress=False)
+    layers = [m for m in tr.ev.net.net if isinstance(m, torch.nn.Linear)]
+    assert layers[2].weight[:, 5:].abs().sum() > 0               # trained: the added units count
+    tr.close()
 
 
 def test_single_net_warm_start_over_an_extending_encoder(tmp_path):

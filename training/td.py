@@ -237,26 +237,39 @@ class LocalSelfPlay:
 
 def _copy_net(src: NeuralEvaluator, dst: NeuralEvaluator, where: str, path: str) -> None:
     """Give ``dst`` the weights of ``src`` (a warm start; ``where`` names the config key):
-    same hidden sizes and activation; ``dst``'s encoder is ``src``'s or extends it, and the
-    first layer's weights of the extra inputs are zero, so ``dst`` values exactly as ``src``."""
+    the same number of hidden layers, each at least as wide as ``src``'s, and the same
+    activation; ``dst``'s encoder is ``src``'s or extends it.  ``dst`` then values exactly as
+    ``src``: the first layer's weights of the extra inputs are zero, and a hidden unit ``dst``
+    adds (a wider layer, as in Net2Net widening) keeps its random incoming weights but sends
+    nothing on (zero outgoing weights) until training gives it a part."""
     from nardy_ai.encoding import extends
 
     from .config import ConfigError
-    if list(src.hidden) != list(dst.hidden):
+    if len(src.hidden) != len(dst.hidden) or any(d < s for s, d in zip(src.hidden, dst.hidden)):
         raise ConfigError(f"{where}.hidden: {path} has hidden {list(src.hidden)}, this net "
-                          f"{list(dst.hidden)} (a warm start needs the same sizes)")
+                          f"{list(dst.hidden)} (a warm start needs as many layers, each at least as wide)")
     if src.activation != dst.activation:
         raise ConfigError(f"{where}.activation: {path} has activation {src.activation!r}, "
                           f"this net {dst.activation!r}")
     if not extends(dst.encoder, src.encoder):
         raise ConfigError(f"{where}.encoder: {path} has encoder {src.encoder.name!r}, whose inputs "
                           f"are not the first inputs of {dst.encoder.name!r}")
-    weights = src.net.state_dict()
-    first = "net.0.weight"
-    w = weights[first]
-    wide = torch.zeros((w.shape[0], dst.encoder.n_features), dtype=w.dtype)
-    wide[:, :w.shape[1]] = w
-    dst.net.load_state_dict({**weights, first: wide})
+    theirs, mine = src.net.state_dict(), dst.net.state_dict()
+    out = {}
+    with torch.no_grad():
+        for key, w in mine.items():
+            s = theirs[key]
+            new = w.detach().clone()
+            if key.endswith(".weight"):
+                if key == "net.0.weight":
+                    new[:s.shape[0], s.shape[1]:] = 0.0   # src's units ignore the extra inputs
+                else:
+                    new[:, s.shape[1]:] = 0.0             # nothing from the added units
+                new[:s.shape[0], :s.shape[1]] = s
+            else:
+                new[:s.shape[0]] = s
+            out[key] = new
+    dst.net.load_state_dict(out)
 
 
 class Trainer:
@@ -451,7 +464,7 @@ class Trainer:
             raise ConfigError(f"model.init_from: {path} holds a net set; a single net starts from a single net")
         from nardy_ai.encoding import extends
         mine, theirs = self.ev.state(), other.state()
-        for key in ("encoder", "hidden", "activation"):
+        for key in ("encoder", "activation"):       # hidden sizes: _copy_net (wider is fine)
             if theirs[key] != mine[key] and not (key == "encoder" and extends(self.ev.encoder, other.encoder)):
                 raise ConfigError(f"model.init_from: {path} has {key} {theirs[key]!r}, this config {mine[key]!r}")
         _copy_net(other, self.ev, "model", path)
