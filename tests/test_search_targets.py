@@ -348,6 +348,7 @@ def test_class_quotas_add_up():
     ({"label": {"plies": 2, "two_ply_fraction": 0.5}}, "label.two_ply_fraction: only with label.plies = 1"),
     ({"fit": {"patience": 0}}, "fit.patience"),
     ({"fit": {"validation": 0.9}}, "fit.validation"),
+    ({"fit": {"history": 1001}}, "fit.history: must be 0 to 1000"),
     ({"gate": {"games": 1}}, "gate.games"),
     ({"gate": {"threshold": "zero"}}, "gate.threshold: must be a number"),
 ])
@@ -392,3 +393,43 @@ def test_model_card_of_a_search_targets_run(reference, tmp_path):
     gate = state["history"][0]
     assert f"1: {gate['points_per_game']:+.3f}" in text
     assert (run / "MODEL_CARD.md").read_text() == text
+
+
+def test_model_card_lists_measured_gauntlet_matches(reference, tmp_path):
+    """--results: the pairings of a gauntlet summary whose first agent is this net, with their
+    intervals; a pairing between two other agents is left out."""
+    import shutil
+
+    from training.model_card import write_card
+    run = tmp_path / "run"
+    shutil.copytree(reference, run, ignore=shutil.ignore_patterns(".lock"))
+    me = f"td:{run}/current.pt"
+    summary = {"agents": [me, "gnubg:0ply", "pubeval"], "pairings": [
+        {"agents": [me, "gnubg:0ply"], "games": 4000, "points_per_game": -0.035,
+         "points_per_game_ci95": [-0.073, 0.003], "win_rate": 0.49, "win_rate_ci95": [0.475, 0.505]},
+        {"agents": ["gnubg:0ply", "pubeval"], "games": 10, "points_per_game": 0.5,
+         "points_per_game_ci95": [0.1, 0.9], "win_rate": 0.6, "win_rate_ci95": [0.3, 0.9]}]}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    text = write_card(str(run), games=4, result_files=[str(path)])
+    assert "## Measured matches" in text
+    assert "| gnubg:0ply | 4,000 | -0.035 (-0.073 to +0.003) | 49.0% (47.5-50.5%)" in text
+    assert "| pubeval | 10 |" not in text
+
+
+def test_fit_history_joins_earlier_generations_labels():
+    """fit.history = h: generation g fits on the labelled afterstates of generations
+    g - h .. g (oldest first; none before generation 1); history 0 keeps g's own."""
+    import types
+
+    def fake(h):                    # generation h's labelled afterstates: boards filled with h
+        return (np.full((h, 28), h, np.int8), np.full(h, h, np.int8), np.full((h, 5), h / 10, np.float32))
+
+    def run(history):
+        return types.SimpleNamespace(cfg=tiny(fit={"history": history}), read_labels=fake)
+
+    boards, classes, labels = SearchTargetsRun.fit_labels(run(2), 4)
+    assert boards[:, 0].tolist() == [2, 2, 3, 3, 3, 4, 4, 4, 4]
+    assert classes.tolist() == boards[:, 0].tolist() and np.allclose(labels[:, 0], boards[:, 0] / 10)
+    assert SearchTargetsRun.fit_labels(run(5), 2)[0][:, 0].tolist() == [1, 2, 2]
+    assert SearchTargetsRun.fit_labels(run(0), 3)[0][:, 0].tolist() == [3, 3, 3]

@@ -83,7 +83,29 @@ def search_targets_line(run_dir: str, hours: float) -> str:
             f"time by phase: {secs}; about {hours:.2f} h of wall time on {machine_description()}")
 
 
-def write_card(run_dir: str, games: int) -> str:
+def measured_lines(result_files: list[str]) -> list[str]:
+    """A table of the pairings of gauntlet summaries (``nardy tournament --gauntlet`` output,
+    ``summary.json``) whose first agent is this net: duplicate-dice matches with intervals."""
+    if not result_files:
+        return []
+    lines = ["", "## Measured matches (0-ply, cubeless, duplicate-dice pairs; 95% CI over the pairs)", "",
+             "| opponent | games | points per game (95% CI) | win rate (95% CI) | result file |",
+             "|---|---|---|---|---|"]
+    for path in result_files:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+        me = d["agents"][0]
+        for p in d["pairings"]:
+            if p["agents"][0] != me:
+                continue
+            lo, hi = p["points_per_game_ci95"]
+            wlo, whi = p["win_rate_ci95"]
+            lines.append(f"| {p['agents'][1]} | {p['games']:,} | {p['points_per_game']:+.3f} ({lo:+.3f} to {hi:+.3f}) "
+                         f"| {100 * p['win_rate']:.1f}% ({100 * wlo:.1f}-{100 * whi:.1f}%) | `{os.path.relpath(path)}` |")
+    return lines
+
+
+def write_card(run_dir: str, games: int, result_files: list[str] | None = None) -> str:
     search_targets = os.path.exists(os.path.join(run_dir, "state.json"))
     ckpt = os.path.join(run_dir, "current.pt" if search_targets else "checkpoint.pt")
     data = load_checkpoint(ckpt)
@@ -130,8 +152,9 @@ def write_card(run_dir: str, games: int) -> str:
                      f"{s['points_per_game']:+.3f} ({plo:+.3f} to {phi:+.3f}) | "
                      + ", ".join(f"{k}: {n}" for k, n in s["levels_by_agent"][0].items()) + " |")
     lines += ["", f"Evaluation took {eval_s:.0f} s. `heuristic` is the platform's greedy "
-              "rule-of-thumb bot (agents/heuristic.py), `random` plays uniformly among legal plays.",
-              "", "## Config", "", "```toml", cfg.strip(), "```", ""]
+              "rule-of-thumb bot (agents/heuristic.py), `random` plays uniformly among legal plays."]
+    lines += measured_lines(result_files or [])
+    lines += ["", "## Config", "", "```toml", cfg.strip(), "```", ""]
     text = "\n".join(lines)
     path = os.path.join(run_dir, "MODEL_CARD.md")
     tmp = path + ".tmp"
@@ -145,8 +168,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("run_dir")
     p.add_argument("--games", type=int, default=2000)
+    p.add_argument("--results", nargs="*", default=[],
+                   help="gauntlet summary.json files whose first agent is this net (e.g. vs gnubg:0ply)")
     args = p.parse_args(argv)
-    print(write_card(args.run_dir, args.games))
+    print(write_card(args.run_dir, args.games, args.results))
     return 0
 
 

@@ -878,9 +878,17 @@ class SearchTargetsRun:
         return (np.concatenate([p["boards"] for p in parts]), np.concatenate([p["classes"] for p in parts]),
                 np.concatenate([p["labels"] for p in parts]))
 
+    def fit_labels(self, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What generation ``g`` fits on: its own labelled afterstates and those of the
+        ``fit.history`` generations before it (labelled by the evaluators current then)."""
+        gens = range(max(1, g - self.cfg.fit.history), g + 1)
+        parts = [self.read_labels(h) for h in gens]
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+
     def fit_phase(self, g: int) -> bool:
-        """Fit every net of a copy of the current evaluator to the labels: ``candidate.pt``."""
-        boards, classes, labels = self.read_labels(g)
+        """Fit every net of a copy of the current evaluator to the labels (with
+        ``fit.history``, also to earlier generations' labels): ``candidate.pt``."""
+        boards, classes, labels = self.fit_labels(g)
         cand = self._load_current()
         netset = as_netset(cand)
         stats = {}
