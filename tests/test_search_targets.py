@@ -157,6 +157,30 @@ def test_resume_after_stop_mid_labelling(reference, tmp_path):
     assert sum(x["kind"] == "sample" for x in lines) == 1
 
 
+@pytest.mark.parametrize("phase", ["label", "gate"])
+def test_resume_without_the_generation_files_starts_the_generation_again(reference, tmp_path, phase):
+    """A run stopped mid-generation and copied without its gitignored generations/ folder (a
+    fresh clone of a shipped run) resumes by sampling that generation again and ends with the
+    same labels as an uninterrupted run."""
+    import shutil
+    run = tmp_path / "run"
+    first = StopAt(tiny(), str(run), log=True, print_fn=lambda s: None,
+                   when=lambda kind, n: kind == ("label_chunk" if phase == "label" else "fit"))
+    res = first.run(progress=False)
+    assert res["stopped"] and res["phase"] == phase
+    shutil.rmtree(run / "generations")
+    said = []
+    again = SearchTargetsRun(tiny(), str(run), resume=True, print_fn=said.append)
+    assert json.loads((run / "state.json").read_text())["phase"] == "sample"
+    assert any(f"the files of phase {phase} are not in" in x and "starting again at sample" in x for x in said)
+    assert not again.run(progress=False)["stopped"]
+    for mine, ref in zip(chunk_files(run), chunk_files(reference), strict=True):
+        a, b = read_npz(str(mine)), read_npz(str(ref))
+        assert np.array_equal(a["boards"], b["boards"]) and np.array_equal(a["labels"], b["labels"])
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert sum(x["kind"] == "sample" for x in lines) == 1     # the first sample's line trimmed
+
+
 def test_resume_after_stop_mid_sampling(reference, tmp_path):
     """A sample stopped part-way is drawn again from its seed on resume: the same afterstates."""
     run = tmp_path / "run"

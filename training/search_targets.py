@@ -559,6 +559,7 @@ class SearchTargetsRun:
             self.lock = FolderLock(run_dir, "nardy train")
             self.state = self._read_state()
             self._check_config()
+            self._rewind()
             self._trim_metrics()
         else:
             if os.path.exists(self.state_path) or os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
@@ -620,6 +621,31 @@ class SearchTargetsRun:
                 d.pop(section)
             d["method"].pop("generations")
         require_same_config(saved, now, self.run_dir)
+
+    def _rewind(self) -> None:
+        """On resume: start the generation's work again from the first phase whose inputs are
+        not on disk.  ``generations/`` is not committed with a shipped run (it is large and
+        gitignored), so a fresh clone resumes a run stopped mid-generation by sampling that
+        generation again (seeded: the same afterstates) instead of failing on a missing file."""
+        g, phase = self.state["generation"], self.state["phase"]
+        d = self.gen_dir(g)
+        if phase == "gate" and not os.path.exists(os.path.join(d, "candidate.pt")):
+            phase = "fit"
+        if phase == "fit":
+            try:
+                n = len(self._read_samples(g)["boards"])
+                chunks = (n + self.cfg.label.chunk - 1) // self.cfg.label.chunk
+                if not all(os.path.exists(self._chunk_path(g, i)) for i in range(chunks)):
+                    phase = "label"
+            except (OSError, SearchTargetsError):
+                phase = "sample"
+        if phase == "label" and not os.path.exists(os.path.join(d, "samples.npz")):
+            phase = "sample"
+        if phase != self.state["phase"]:
+            self.print(f"generation {g}: the files of phase {self.state['phase']} are not in {d}; "
+                       f"starting again at {phase}")
+            self.state["phase"] = phase
+            self._write_state()
 
     def _trim_metrics(self) -> None:
         """On resume: drop the metrics lines of the phases that start again (those of this
@@ -881,8 +907,14 @@ class SearchTargetsRun:
     def fit_labels(self, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What generation ``g`` fits on: its own labelled afterstates and those of the
         ``fit.history`` generations before it (labelled by the evaluators current then)."""
-        gens = range(max(1, g - self.cfg.fit.history), g + 1)
-        parts = [self.read_labels(h) for h in gens]
+        parts = []
+        for h in range(max(1, g - self.cfg.fit.history), g):
+            try:
+                parts.append(self.read_labels(h))
+            except (OSError, SearchTargetsError):
+                self.print(f"generation {g}: generation {h}'s labels are not on disk (a fresh clone?); "
+                           f"fitting without them")
+        parts.append(self.read_labels(g))
         return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
     def fit_phase(self, g: int) -> bool:
