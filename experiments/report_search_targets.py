@@ -130,7 +130,8 @@ def backgammon_steps() -> list[dict]:
     if st and st2:
         h_2ply = h_race + max(st.values()) + max(st2.values())
         steps.append({"step": f"+ 2-ply search targets for contact/crashed, {max(st2)} generations",
-                      "hours": h_2ply, "gnubg": None, "pubeval": None,
+                      "hours": h_2ply, "gnubg": ("backgammon_search_targets_2ply.json", "search_targets_2ply"),
+                      "pubeval": ("backgammon_search_targets_2ply.json", "search_targets_2ply"),
                       "bench": ("backgammon_v2_search_targets.json", "st2")})
         # The replay fit: the wide run's generation 1 (its labels; 0.17 h) and two passes of
         # fitting over the 2.3 M labelled afterstates (0.15 h), experiments/backgammon_replay_fit.py.
