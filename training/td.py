@@ -440,12 +440,12 @@ class Trainer:
             raise ConfigError(f"model.classes: {e}") from None
 
     def _warm_start(self, path: str) -> None:
-        """Start from the weights of checkpoint ``path``.  A single net needs the same net
-        shape and the same encoder or one that extends the source's (zero weights on the extra
-        inputs, as below).  Every net of a net set starts from the source's net for its
-        class (a single-net source: that net): same hidden sizes and activation, and the same
-        encoder or one that extends the source's (:func:`nardy_ai.encoding.extends`), whose
-        extra first-layer inputs start at zero weight, so the set values exactly as the source."""
+        """Start from the weights of checkpoint ``path``.  A single net starts from a single
+        net; every net of a net set from the source's net for its class (a single-net source:
+        that net).  Each copy (:func:`_copy_net`) needs the same activation, as many hidden
+        layers, each at least as wide, and the same encoder or one that extends the source's
+        (:func:`nardy_ai.encoding.extends`); extra inputs and added units start at zero
+        weight where they would change a value, so the copy values exactly as the source."""
         from .config import ConfigError
         try:
             other = NeuralEvaluator.from_state(load_checkpoint(path)["evaluator"], self.v, "cpu")
