@@ -9,17 +9,17 @@ model cards, ``state.json`` and ``metrics.jsonl`` of the shipped checkpoints; wr
 
 Machine-hours are wall hours on the 2-core development machine (both cores busy: two label
 processes, or Ray's two self-play actors), cumulative along each net's ancestry (every step
-starts from the previous step's weights).  A TD run's hours come from its model card; a
+starts from the previous step's weights).  A TD run's hours come from its metrics log as its model card computes them; a
 search-targets run's from its metrics log (the time between consecutive records, without the
 gaps between sessions)."""
 from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 RESULTS = os.path.join(ROOT, "experiments", "results")
 #: Wall hours of the replay fit, measured by hand (it is a script, not a run with a metrics
 #: log): the wide run's generation 1 that it also reads (sample, label, fit, gate: 0.17 h)
@@ -28,12 +28,9 @@ REPLAY_HOURS = 0.32
 
 
 def td_hours(ckpt_dir: str) -> float:
-    """Wall hours of a TD run, from its model card ("about X h of wall time")."""
-    text = open(os.path.join(ROOT, ckpt_dir, "MODEL_CARD.md"), encoding="utf-8").read()
-    m = re.search(r"about ([\d.]+) h of wall time", text)
-    if not m:
-        raise SystemExit(f"{ckpt_dir}/MODEL_CARD.md: no 'about X h of wall time'")
-    return float(m.group(1))
+    """Wall hours of a TD run: its metrics log's, as its model card reports them."""
+    from training.model_card import training_wall_hours
+    return training_wall_hours(os.path.join(ROOT, ckpt_dir, "metrics.jsonl"))
 
 
 def generation_hours(ckpt_dir: str) -> dict[int, float]:
