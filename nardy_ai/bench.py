@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .board import OFF, flip, start_board
+from . import core
+from .board import OFF, start_board
 from .errors import NardyError
 from .movegen import generate
 from .variants import Variant, get_variant
@@ -51,18 +52,15 @@ def best_of(fn, repeats: int) -> float:
 def random_positions(variant, n_games: int = 256, plies: int = 200, seed: int = 0) -> np.ndarray:
     """Positions (mover on roll) met in random play: ``n_games`` games in lockstep for
     ``plies`` plies each (finished games restart from the start position)."""
-    v = get_variant(variant)
     rng = np.random.default_rng(seed)
-    start = start_board(v)
-    boards = np.repeat(start[None], n_games, axis=0)
+    games = core.fresh(variant, n_games)
+    everyone = np.arange(n_games)
     seen = []
     for _ in range(plies):
-        seen.append(boards)
-        after = generate(boards, rng.integers(1, 7, (n_games, 2)), v)
-        pick = after.offsets[:-1] + (rng.random(n_games) * after.counts()).astype(np.int64)
-        chosen = after.boards[pick]
-        chosen[chosen[:, OFF] == 15] = start
-        boards = flip(chosen, v)
+        seen.append(games.board)
+        after = core.legal(games, rng.integers(1, 7, (n_games, 2)))
+        games = core.play(games, everyone, after.boards[core.random_choice(after, rng)])
+        games = core.restart(games, np.flatnonzero(games.over))
     return np.concatenate(seen)
 
 
@@ -336,19 +334,18 @@ def _self_play_decisions(agent, v: Variant, rng: np.random.Generator, games: int
     """Every ``every``-th position with its roll (from the second ply on) of ``games`` games of
     ``agent``'s self-play in lockstep for ``max_plies`` plies (finished games restart), keeping
     only real decisions (at least 2 legal plays)."""
-    start = start_board(v)
-    boards = np.repeat(start[None], games, axis=0)
+    state = core.fresh(v, games)
+    everyone = np.arange(games)
     pool_b, pool_d = [], []
     for ply in range(max_plies):
         dice = rng.integers(1, 7, (games, 2))
-        after = generate(boards, dice, v)
+        after = core.legal(state, dice)
         if ply % every == 1:
             keep = after.counts() >= 2
-            pool_b.append(boards[keep])
+            pool_b.append(state.board[keep])
             pool_d.append(dice[keep])
-        chosen = after.boards[agent.choose(after, v, rng)]
-        chosen[chosen[:, OFF] == 15] = start
-        boards = flip(chosen, v)
+        state = core.play(state, everyone, after.boards[agent.choose(after, v, rng)])
+        state = core.restart(state, np.flatnonzero(state.over))
     return np.concatenate(pool_b), np.concatenate(pool_d)
 
 

@@ -162,6 +162,62 @@ def game_points(s: CubeState, level: int, v: Variant) -> int:
     return int(base * s.value)
 
 
+#: Stakes are int64: no raise is offered from this stake on (CUBE-1 sets no limit; 2**61 is ours).
+MAX_STAKE = 2 ** 61
+
+
+@dataclass(frozen=True)
+class Stakes:
+    """The stake of every game of a batch, as arrays: the game core's, the game runner's and
+    the agents' one representation of the cube and of dave (:class:`CubeState` is the view of
+    one game of it, :meth:`state`).
+
+    ``kind`` ``"cube"`` or ``"dave"``, ``progression`` ``"geometric"`` / ``"arithmetic"``;
+    ``value`` ``(N,)`` int64 the stake; ``owner`` ``(N,)`` int64 :data:`CENTRE` or the player
+    (0 white, 1 black) with access; ``turned`` ``(N,)`` bool: a raise was ever taken (BG-J).
+    """
+    kind: str
+    progression: str
+    value: np.ndarray
+    owner: np.ndarray
+    turned: np.ndarray
+
+    @classmethod
+    def start(cls, v: Variant, n: int) -> Stakes:
+        """Stake 1, cube in the centre, for ``n`` games of a variant with stakes."""
+        s = new_state(v)
+        return cls(s.kind, s.progression, np.ones(n, np.int64), np.full(n, CENTRE, np.int64),
+                   np.zeros(n, bool))
+
+    def next_value(self, games) -> np.ndarray:
+        """The stake after a raise in ``games`` (CUBE-1 ×2, CUBE-D ×2 or +1)."""
+        return next_stake(self.value[games], self.progression)
+
+    def may_double(self, games: np.ndarray, player: np.ndarray) -> np.ndarray:
+        """Whether ``player`` (on roll, before rolling) may double / offer in each of ``games``
+        (CUBE-1, CUBE-D: centred or their own cube; below :data:`MAX_STAKE`)."""
+        o = self.owner[games]
+        return ((o == CENTRE) | (o == player)) & (self.value[games] < MAX_STAKE)
+
+    def state(self, g: int) -> CubeState:
+        """Game ``g``'s stake as a :class:`CubeState` (no raise pending)."""
+        return CubeState(self.kind, self.progression, int(self.value[g]), int(self.owner[g]),
+                         turned=bool(self.turned[g]))
+
+    def views(self, games: np.ndarray, viewer: np.ndarray) -> list[dict]:
+        """The cube as agents see it (``double`` / ``take`` / ``beaver`` calls, the protocol's
+        ``cube`` object): per game a dict with ``value``, ``owner`` (``"centre"``, ``"mover"``
+        = the viewer, ``"opponent"``), ``next`` (the stake after a raise), ``turned``, ``stakes``."""
+        out = []
+        nxt = self.next_value(games)
+        for g, p, n in zip(np.asarray(games).tolist(), np.asarray(viewer).tolist(), nxt.tolist()):
+            o = int(self.owner[g])
+            owner = "centre" if o == CENTRE else ("mover" if o == p else "opponent")
+            out.append({"value": int(self.value[g]), "owner": owner, "next": int(n),
+                        "turned": bool(self.turned[g]), "stakes": self.kind})
+        return out
+
+
 # --- decisions --------------------------------------------------------------------------------
 
 #: Cube efficiency in contact positions (gnubg's value for contact and crashed positions).

@@ -32,76 +32,20 @@ from typing import IO, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from .agents.base import Agent, subset
-from .board import OFF, OPP_BAR, OPP_OFF, flip, parse_json, start_board
-from .cube import CENTRE, CubeState, apply as cube_apply, game_points, new_state, next_stake, \
-    stakes_name, stakes_variant
+from .board import OFF, flip, parse_json, start_board
+from . import core
+from .cube import CubeState, apply as cube_apply, game_points, new_state, stakes_name
 from .errors import FormatError, IllegalPlay, NardyError, UnknownVariant
 from .movegen import generate
-from .variants import Variant, get_variant, variant_options, with_options
+from .scoring import result_levels, result_points  # noqa: F401  (their home before the core)
+from .variants import Variant, variant_options, with_options
 
 
 class GameTooLong(NardyError):
     """A game reached the ``max_plies`` safety cap without a winner."""
 
 
-# --- results (BG-6, BG-TT, LN-7, LN-8) ------------------------------------------------------
-
-def result_levels(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
-    """Result level (1 = lowest) of finished games, ``(N,)`` int64, from the winner's view.
-
-    ``boards`` ``(N, 28)`` are the positions right after the winning play, not flipped: the
-    mover is the winner (``board[26] == 15``) and negative counts, ``board[25]`` and
-    ``board[27]`` are the loser's checkers, bar and borne-off checkers.
-
-    - Stakes with dave (LN-8, CUBE-D): always 1; mars and oin do not exist.
-    - Long nardy (LN-7): 1 oin; 2 mars if the loser has borne off none; with the ``koks``
-      option, 3 if moreover a loser checker stands on the winner's points 1-12.  Our reading
-      of koks: the loser still has a checker in the winner's home (winner's 1-6) or in its own
-      first quarter (its points 19-24, the winner's 7-12; LN-1 geometry).
-    - Trictrac (BG-TT, four levels): 1; 2 if the loser has borne off none; 3 (4 points) if
-      moreover a loser checker is not in the loser's home (the winner's points 19-24), i.e.
-      stands on the winner's points 1-18 or on the bar; 4 (8 points) if moreover one is on the
-      bar.
-    - Backgammon (BG-6): 1 single; 2 gammon if the loser has borne off none; 3 backgammon if
-      moreover a loser checker is on the bar or in the winner's home (points 1-6).
-    """
-    v = get_variant(variant)
-    b = np.asarray(boards)
-    loser = b[:, :24] < 0
-    none_off = b[:, OPP_OFF] == 0
-    on_bar = b[:, OPP_BAR] > 0
-    level = np.ones(len(b), np.int64)
-    if v.stakes == "dave":
-        return level
-    level += none_off
-    if v.is_long:
-        if v.koks:
-            level += none_off & loser[:, :12].any(1)
-    elif len(v.scoring) == 4:
-        outside_home = none_off & (loser[:, :18].any(1) | on_bar)
-        level += outside_home
-        level += outside_home & on_bar
-    else:
-        level += none_off & (loser[:, :6].any(1) | on_bar)
-    return level
-
-
-def result_points(board_after_winning_play: np.ndarray, variant: str | Variant) -> tuple[int, int]:
-    """``(level, points)`` won by the side that just bore off its last checker (COM-6).
-
-    ``points = variant.scoring[level - 1]`` times a stake of 1: a cubeless game (games with
-    stakes are scored by :func:`nardy_ai.cube.game_points`).  Because no cube is ever turned
-    here, the Jacoby option (BG-J) scores every game as 1 point while ``level`` still reports
-    the gammon or backgammon.
-    """
-    v = get_variant(variant)
-    b = np.asarray(board_after_winning_play)
-    if b.shape != (28,) or b[OFF] != 15:
-        raise ValueError("result_points needs one (28,) board whose mover has borne off 15 (COM-6)")
-    level = int(result_levels(b[None], v)[0])
-    points = v.scoring[0] if v.jacoby else v.scoring[level - 1]
-    return level, int(points)
-
+# --- results: nardy_ai.scoring (kept importable from here) ----------------------------------
 
 # --- records --------------------------------------------------------------------------------
 
@@ -209,20 +153,6 @@ def read_jsonl(path_or_file: str | os.PathLike | IO[str]) -> list[GameRecord]:
 
 # --- playing --------------------------------------------------------------------------------
 
-def _opening_lots(rng: np.random.Generator, n: int):
-    """COM-7 lot: each side rolls one die, ties rolled again.  Returns the deciding rolls
-    ``(n, 2)`` [white, black], the first mover of each game and every roll (for records)."""
-    decided = np.zeros((n, 2), np.int64)
-    rolls: list[tuple[np.ndarray, np.ndarray]] = []
-    pending = np.arange(n)
-    while len(pending):
-        r = rng.integers(1, 7, (len(pending), 2))
-        rolls.append((pending, r))
-        decided[pending] = r
-        pending = pending[r[:, 0] == r[:, 1]]
-    return decided, (decided[:, 1] > decided[:, 0]).astype(np.int64), rolls
-
-
 def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int, seed: int,
                record: bool = True, max_plies: int = 5000, stakes: str | None = None) -> list[GameRecord]:
     """Play ``n_games`` games in lockstep, ``agents[0]`` as white (player 0) in every game.
@@ -236,54 +166,41 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
     stake 1, as the platform always did (training and benchmarks rely on it, whatever the
     variant's own ``stakes`` field says); ``"cube"`` (CUBE-1, with the variant's BG-J, BG-M
     and BG-B options), ``"dave"`` (the variant's progression), ``"dave-geometric"`` or
-    ``"dave-arithmetic"`` (CUBE-D, LN-8) play for stakes (the cube stage: :class:`_Cubes`).
+    ``"dave-arithmetic"`` (CUBE-D, LN-8) play for stakes (the cube stage: :func:`_cube_stage`).
+
+    A driver of :mod:`nardy_ai.core`: the core keeps the games, this loop asks the agents and
+    writes the records.
     """
-    v = stakes_variant(variant, stakes)
-    staked = stakes not in (None, "none")
     n = int(n_games)
     dice_rng = np.random.default_rng(seed)
     agent_rng = dice_rng.spawn(1)[0]
-    first = np.zeros(n, np.int64)
-    lot_dice = lots = None
-    if v.opening in ("opening_roll", "lot_then_roll"):
-        lot_dice, first, lots = _opening_lots(dice_rng, n)
-    elif v.opening != "white_first":
-        raise UnknownVariant(f"variant {v.id}: unknown opening {v.opening!r} (COM-7)")
-
-    boards = np.repeat(start_board(v)[None], n, axis=0)     # each from its mover's view
-    turn = first.copy()
-    active = np.ones(n, bool)
-    winner = np.zeros(n, np.int64)
-    level = np.zeros(n, np.int64)
-    points = np.zeros(n, np.int64)
-    plies = np.zeros(n, np.int64)
-    scoring = np.asarray(v.scoring, np.int64)
+    games, lots = core.start(variant, n, dice_rng, stakes)
+    v = games.variant
+    staked = games.stakes is not None
     log = []
-    cube = _Cubes(n, v, lots) if staked else None
-    passed = np.zeros(n, bool)
+    history: list[list] = [[] for _ in range(n)]
+    if staked:
+        for g, k in enumerate(core.automatic_doubles(v, n, lots).tolist()):
+            for i in range(k):
+                history[g].append([0, -1, "auto", 2 ** (i + 1)])
     for ply in range(max_plies + 1):
-        idx = np.flatnonzero(active)
+        idx = games.running()
         if not len(idx):
             break
         if ply == max_plies:
             raise GameTooLong(f"game {idx[0]} (seed {seed}, {v.id}) has no winner after "
                               f"max_plies={max_plies} plies (COM-6); {len(idx)} games unfinished")
-        roll = dice_rng.integers(1, 7, (n, 2))           # drawn for every game, cube or not
-        if ply == 0 and v.opening == "opening_roll":
-            roll = lot_dice                                  # COM-7: play the lot numbers
-        elif cube is not None:
-            ended = cube.stage(ply, idx, boards, turn, agents)
-            if len(ended):
-                winner[ended], level[ended], active[ended] = cube.winner[ended], 1, False
-                points[ended], passed[ended] = cube.value[ended], True
-                idx = np.flatnonzero(active)
-                if not len(idx):
-                    break
-        dice = roll[idx]
-        after = generate(boards[idx], dice, v)
+        roll = core.roll(games, dice_rng)                # drawn for every game, cube or not
+        if staked and not (ply == 0 and v.opening == "opening_roll"):
+            games = _cube_stage(games, ply, idx, agents, history)
+            idx = games.running()
+            if not len(idx):
+                break
+        after = core.legal(games, roll, idx)
+        turn = games.turn[idx]
         chosen = np.empty(len(idx), np.int64)
         for seat in (0, 1):
-            sel = np.flatnonzero(turn[idx] == seat)
+            sel = np.flatnonzero(turn == seat)
             if not len(sel):
                 continue
             sub, rows = (after, None) if len(sel) == len(idx) else subset(after, sel)
@@ -292,21 +209,9 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
                 raise IllegalPlay(f"agent {agents[seat].name!r} chose rows that are not afterstates "
                                   f"of its positions")
             chosen[sel] = pick if rows is None else rows[pick]
-        new = after.boards[chosen]
         if record:
-            log.append((idx, turn[idx], dice, after.notation(chosen)))
-        won = new[:, OFF] == 15
-        if won.any():
-            g = idx[won]
-            lv = result_levels(new[won], v)
-            winner[g], level[g], active[g] = turn[g], lv, False
-            if cube is None:
-                points[g] = scoring[0] if v.jacoby else scoring[lv - 1]
-            else:
-                points[g] = cube.points(g, lv)
-        boards[idx] = flip(new, v)
-        turn[idx] ^= 1
-        plies[idx] += 1
+            log.append((idx, turn, roll[idx], after.notation(chosen)))
+        games = core.play(games, idx, after.boards[chosen])
 
     turns: list[list[Turn]] = [[] for _ in range(n)]
     opening: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -314,132 +219,82 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
         for idx, players, dice, plays in log:
             for g, p, d, s in zip(idx.tolist(), players.tolist(), dice.tolist(), plays):
                 turns[g].append(Turn(p, (d[0], d[1]), s))
-        for games, r in lots or ():
-            for g, d in zip(games.tolist(), r.tolist()):
+        for members, r in lots:
+            for g, d in zip(members.tolist(), r.tolist()):
                 opening[g].append((d[0], d[1]))
     names = (agents[0].name, agents[1].name)
-    recs = [GameRecord(v.id, v.version, seed, g, names[0], names[1], int(first[g]),
-                       int(winner[g]), int(level[g]), int(points[g]), int(plies[g]),
-                       variant_options(v), opening[g], turns[g]) for g in range(n)]
-    if cube is not None:
+    recs = [GameRecord(v.id, v.version, seed, g, names[0], names[1], int(games.first[g]),
+                       int(games.winner[g]), int(games.level[g]), int(games.points[g]),
+                       int(games.plies[g]), variant_options(v), opening[g], turns[g]) for g in range(n)]
+    if staked:
         for g, r in enumerate(recs):
-            r.stakes, r.stake, r.passed = stakes_name(v, stakes), int(cube.value[g]), bool(passed[g])
-            r.cube = cube.history[g]
+            r.stakes, r.stake = stakes_name(v, stakes), int(games.stakes.value[g])
+            r.passed, r.cube = bool(games.passed[g]), history[g]
     return recs
 
 
-#: Stakes are int64: no raise is offered from this stake on (CUBE-1 sets no limit; 2**61 is ours).
-MAX_STAKE = 2 ** 61
+def _ask(agent: Agent, op: str, boards: np.ndarray, cubes: list[dict], v: Variant, default: bool):
+    """One batched cube question to an agent; an agent without the method never doubles and
+    always takes."""
+    fn = getattr(agent, op, None)
+    if fn is None or not len(boards):
+        return np.full(len(boards), default)
+    out = np.asarray(fn(boards, cubes, v)[0], bool)
+    if out.shape != (len(boards),):
+        raise IllegalPlay(f"agent {agent.name!r} answered {op} for {out.shape} positions, "
+                          f"not {len(boards)}")
+    return out
 
 
-class _Cubes:
-    """The cube or dave state of every game of a batch, as arrays (rules: :mod:`nardy_ai.cube`).
-
-    ``owner`` is :data:`~nardy_ai.cube.CENTRE` or the player with access; ``history[g]``
-    lists ``[ply, player, action, stake after it]`` (player -1 for automatic doubles, BG-M).
-    """
-
-    def __init__(self, n: int, v: Variant, lots):
-        self.v = v
-        self.value = np.ones(n, np.int64)
-        self.owner = np.full(n, CENTRE, np.int64)
-        self.turned = np.zeros(n, bool)
-        self.winner = np.zeros(n, np.int64)
-        self.history: list[list] = [[] for _ in range(n)]
-        if v.stakes == "cube" and v.murphy_cap and lots:
-            ties = np.zeros(n, np.int64)              # BG-M: equal lot dice, up to the cap
-            for games, r in lots:
-                ties[games] += r[:, 0] == r[:, 1]
-            for g in np.flatnonzero(ties):
-                for _ in range(min(int(ties[g]), v.murphy_cap)):
-                    self.value[g] *= 2
-                    self.history[g].append([0, -1, "auto", int(self.value[g])])
-
-    def _next(self, values):
-        return next_stake(values, self.v.dave_progression if self.v.stakes == "dave" else "geometric")
-
-    def _dicts(self, games: np.ndarray, viewer: np.ndarray, raised: bool = False) -> list[dict]:
-        out = []
-        for g, p in zip(games.tolist(), viewer.tolist()):
-            o = int(self.owner[g])
-            owner = "centre" if o == CENTRE else ("mover" if o == p else "opponent")
-            value = int(self.value[g])
-            out.append({"value": value, "owner": owner, "next": int(self._next(value)),
-                        "turned": bool(self.turned[g]), "stakes": self.v.stakes})
-        return out
-
-    def _ask(self, agent: Agent, op: str, boards: np.ndarray, cubes: list[dict], default: bool):
-        fn = getattr(agent, op, None)
-        if fn is None or not len(boards):
-            return np.full(len(boards), default)       # no cube logic: never doubles, always takes
-        out = np.asarray(fn(boards, cubes, self.v)[0], bool)
-        if out.shape != (len(boards),):
-            raise IllegalPlay(f"agent {agent.name!r} answered {op} for {out.shape} positions, "
-                              f"not {len(boards)}")
-        return out
-
-    def stage(self, ply: int, idx: np.ndarray, boards: np.ndarray, turn: np.ndarray,
-              agents: tuple[Agent, Agent]) -> np.ndarray:
-        """Before the roll of ``ply``: offers, takes, beavers and passes in the games ``idx``.
-        One agent call per seat and question.  Returns the games a pass ended."""
-        mover = turn[idx]
-        can = ((self.owner[idx] == CENTRE) | (self.owner[idx] == mover)) & (self.value[idx] < MAX_STAKE)
-        ended = []
-        for seat in (0, 1):
-            g = idx[can & (mover == seat)]
-            if not len(g):
-                continue
-            who = np.full(len(g), seat)
-            doubled = g[self._ask(agents[seat], "double", boards[g], self._dicts(g, who), False)]
-            if not len(doubled):
-                continue
-            other = np.full(len(doubled), 1 - seat)
-            # The taker sees the position from its side with the doubler on roll.
-            took = self._ask(agents[1 - seat], "take", flip(boards[doubled], self.v),
-                             self._dicts(doubled, other), True)
-            for g_ in doubled.tolist():
-                self.history[g_].append([ply, seat, "double", int(self.value[g_])])
-            gone = doubled[~took]
-            for g_ in gone.tolist():
-                self.history[g_].append([ply, 1 - seat, "pass", int(self.value[g_])])
-            self.winner[gone] = seat
-            ended.append(gone)
-            kept = doubled[took]
-            beaver = np.zeros(len(kept), bool)
-            if self.v.beaver and self.v.stakes == "cube" and len(kept):
-                beaver = self._ask(agents[1 - seat], "beaver", flip(boards[kept], self.v),
-                                   self._dicts(kept, np.full(len(kept), 1 - seat)), False)
-            plain = kept[~beaver]
-            self.value[plain] = self._next(self.value[plain])
-            self.owner[plain] = 1 - seat
-            self.turned[plain] = True
-            for g_ in plain.tolist():
-                self.history[g_].append([ply, 1 - seat, "take", int(self.value[g_])])
-            bv = kept[beaver]
-            if len(bv):                             # BG-B: take and redouble, keeping the cube
-                self.value[bv] *= 2
-                self.owner[bv] = 1 - seat
-                self.turned[bv] = True
-                for g_ in bv.tolist():
-                    self.history[g_].append([ply, 1 - seat, "beaver", int(self.value[g_])])
-                cubes = self._dicts(bv, np.full(len(bv), seat))
-                for c in cubes:
-                    c["on_roll"] = True            # the doubler answers, on roll
-                again = self._ask(agents[seat], "take", boards[bv], cubes, True)
-                self.winner[bv[~again]] = 1 - seat
-                for g_ in bv[~again].tolist():
-                    self.history[g_].append([ply, seat, "pass", int(self.value[g_])])
-                ended.append(bv[~again])
-                self.value[bv[again]] *= 2
-                for g_ in bv[again].tolist():
-                    self.history[g_].append([ply, seat, "take", int(self.value[g_])])
-        return np.concatenate(ended) if ended else np.zeros(0, np.int64)
-
-    def points(self, games: np.ndarray, levels: np.ndarray) -> np.ndarray:
-        """Points of games won by bearing off at ``levels`` (BG-J, LN-8, times the stake)."""
-        return np.array([game_points(CubeState(self.v.stakes, value=int(self.value[g]),
-                                               turned=bool(self.turned[g])), int(lv), self.v)
-                         for g, lv in zip(games.tolist(), np.asarray(levels).tolist())], np.int64)
+def _cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent, Agent],
+                history: list[list]) -> core.Games:
+    """Before the roll of ``ply``: offers, takes, beavers and passes in the running games
+    ``idx``, one agent call per seat and question; appends ``[ply, player, action, stake
+    after it]`` to ``history[g]``.  The taker sees the position from its own side."""
+    v = games.variant
+    can = core.may_double(games, idx)
+    mover = games.turn[idx]
+    for seat in (0, 1):
+        g = idx[can & (mover == seat)]
+        if not len(g):
+            continue
+        st = games.stakes
+        doubled = g[_ask(agents[seat], "double", games.board[g], st.views(g, np.full(len(g), seat)), v, False)]
+        if not len(doubled):
+            continue
+        took = _ask(agents[1 - seat], "take", flip(games.board[doubled], v),
+                    st.views(doubled, np.full(len(doubled), 1 - seat)), v, True)
+        for g_ in doubled.tolist():
+            history[g_].append([ply, seat, "double", int(st.value[g_])])
+        gone = doubled[~took]
+        for g_ in gone.tolist():
+            history[g_].append([ply, 1 - seat, "pass", int(st.value[g_])])
+        games = core.refuse(games, gone, seat)
+        kept = doubled[took]
+        bv_mask = np.zeros(len(kept), bool)
+        if v.beaver and v.stakes == "cube" and len(kept):
+            bv_mask = _ask(agents[1 - seat], "beaver", flip(games.board[kept], v),
+                           st.views(kept, np.full(len(kept), 1 - seat)), v, False)
+        plain = kept[~bv_mask]
+        games = core.take(games, plain, 1 - seat)
+        for g_ in plain.tolist():
+            history[g_].append([ply, 1 - seat, "take", int(games.stakes.value[g_])])
+        bv = kept[bv_mask]
+        if len(bv):                             # BG-B: take and redouble, keeping the cube
+            games = core.beaver(games, bv, 1 - seat)
+            for g_ in bv.tolist():
+                history[g_].append([ply, 1 - seat, "beaver", int(games.stakes.value[g_])])
+            cubes = games.stakes.views(bv, np.full(len(bv), seat))
+            for c in cubes:
+                c["on_roll"] = True            # the doubler answers, on roll
+            again = _ask(agents[seat], "take", games.board[bv], cubes, v, True)
+            for g_ in bv[~again].tolist():
+                history[g_].append([ply, seat, "pass", int(games.stakes.value[g_])])
+            games = core.refuse(games, bv[~again], 1 - seat)
+            games = core.take_beaver(games, bv[again])
+            for g_ in bv[again].tolist():
+                history[g_].append([ply, seat, "take", int(games.stakes.value[g_])])
+    return games
 
 
 def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:

@@ -37,16 +37,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from nardy_ai import core
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.base import segment_argmax
 from nardy_ai.agents.neural import NeuralAgent
-from nardy_ai.board import OFF, flip, parse_json, start_board
+from nardy_ai.board import parse_json, start_board
 from nardy_ai.classes import class_names
 from nardy_ai.errors import FormatError, NardyError
-from nardy_ai.game import play_match, result_levels, summarize
+from nardy_ai.game import play_match, summarize
 from nardy_ai.model import (CheckpointError, NeuralEvaluator, equity, flip_outcomes,
                             load_checkpoint, n_outputs, outcome_targets, save_checkpoint)
-from nardy_ai.movegen import generate
 from nardy_ai.tournament import FolderLock
 from nardy_ai.netset import FALLBACK, NetSet, as_netset
 from nardy_ai.variants import parse_variant_spec
@@ -58,7 +58,6 @@ class TrainingDiverged(NardyError):
 
 
 # Opening rolls of backgammon-family variants (COM-7): two different numbers.
-_OPENING_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7) if a != b])
 
 
 @dataclass
@@ -125,7 +124,7 @@ class SelfPlay:
         self.temperature = temperature
         self.timers = timers or Timers()
         self.start = start_board(self.v)
-        self.boards = np.repeat(self.start[None], n, axis=0)
+        self.games = core.fresh(self.v, n)
         self.length = np.zeros(n, np.int64)
         self.cap = 256
         self.k = n_outputs(self.v)
@@ -141,12 +140,19 @@ class SelfPlay:
         tv[:, :self.cap // 2] = self.traj_values
         self.traj_boards, self.traj_values = tb, tv
 
+    @property
+    def boards(self) -> np.ndarray:
+        """``(n, 28)`` the positions on roll, each from its mover's view."""
+        return self.games.board
+
     def _roll(self) -> np.ndarray:
+        """Every game's dice; a game's first turn under COM-7's opening roll gets one of the 30
+        unequal rolls instead (the lot's dice, no lot recorded)."""
         dice = self.rng.integers(1, 7, (self.n, 2))
         if self.v.opening == "opening_roll":
             first = self.length == 0
             if first.any():
-                dice[first] = _OPENING_ROLLS[self.rng.integers(0, len(_OPENING_ROLLS), first.sum())]
+                dice[first] = core.random_opening_rolls(self.rng, int(first.sum()))
         return dice
 
     def _choose(self, after, values: np.ndarray) -> np.ndarray:
@@ -188,7 +194,7 @@ class SelfPlay:
         """Every game plays one move; returns the games that ended with it."""
         tm = self.timers
         t0 = time.perf_counter()
-        after = generate(self.boards, self._roll(), self.v)
+        after = core.legal(self.games, self._roll())
         t0 = tm.add("move generation", t0)
         values = self.values(after.boards)
         t0 = time.perf_counter()
@@ -201,17 +207,16 @@ class SelfPlay:
         self.traj_values[rows, self.length] = values[pick]
         self.length += 1
         self.plies += 1
-        done = np.flatnonzero(chosen[:, OFF] == 15)
+        self.games = core.play(self.games, rows, chosen)
+        done = np.flatnonzero(self.games.over)
         finished = []
         if len(done):
-            levels = result_levels(chosen[done], self.v)
-            for g, lv in zip(done.tolist(), levels.tolist()):
+            for g, lv in zip(done.tolist(), self.games.level[done].tolist()):
                 T = int(self.length[g])
                 finished.append(FinishedGame(self.traj_boards[g, :T].copy(),
                                              self.traj_values[g, :T].copy(), int(lv)))
-            chosen[done] = flip(self.start[None], self.v)[0]     # a new game: flipped below
+            self.games = core.restart(self.games, done)         # a new game in that slot
             self.length[done] = 0
-        self.boards = flip(chosen, self.v)
         tm.add("self-play other", t0)
         return finished
 

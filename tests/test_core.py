@@ -1,0 +1,181 @@
+"""The game core (issue #13): its drivers play the games today's runner played (pinned records),
+and its pure functions follow the rules they cite."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from nardy_ai import core
+from nardy_ai.agents import make_agent
+from nardy_ai.board import OFF, flip, start_board
+from nardy_ai.cube import CENTRE
+from nardy_ai.game import GameRecord, play_games, replay
+from nardy_ai.variants import parse_variant_spec
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+def _pinned() -> list[GameRecord]:
+    with open(os.path.join(DATA, "pinned_games.jsonl"), encoding="utf-8") as f:
+        return [GameRecord.from_json(line) for line in f if line.strip()]
+
+
+def _batches():
+    """The pinned records grouped by the call that played them."""
+    out: dict[tuple, list[GameRecord]] = {}
+    for r in _pinned():
+        key = (r.variant, json.dumps(r.options, sort_keys=True), r.white, r.black, r.seed, r.stakes)
+        out.setdefault(key, []).append(r)
+    return list(out.values())
+
+
+@pytest.mark.parametrize("recs", _batches(), ids=lambda rs: f"{rs[0].variant}-{rs[0].stakes}-{rs[0].seed}")
+def test_runner_plays_the_pinned_games(recs):
+    """COM-7, COM-6, BG-6, BG-TT, LN-7, LN-8, CUBE-1, CUBE-D: the core-driven runner gives the
+    records the pre-core runner wrote for the same seeds, move for move."""
+    r0 = recs[0]
+    spec = ",".join([r0.variant] + [f"{k}={str(v).lower()}" for k, v in r0.options.items()])
+    v = parse_variant_spec(spec)
+    stakes = None if r0.stakes == "none" else r0.stakes
+    if r0.variant == "long_dave" and stakes == "dave-geometric":
+        stakes = "dave"
+    agents = (make_agent(r0.white, v), make_agent(r0.black, v))
+    got = play_games(v, agents, len(recs), seed=r0.seed, stakes=stakes)
+    assert [g.to_json() for g in got] == [r.to_json() for r in recs]
+    replay(got)
+
+
+def _digest(*arrays) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("variant", ["backgammon", "long"])
+def test_samplers_give_the_pinned_positions(variant):
+    """The benchmarks' samplers, now drivers of the core, meet the same positions as before."""
+    from nardy_ai.bench import _self_play_decisions, random_positions
+    with open(os.path.join(DATA, "pinned_loops.json"), encoding="utf-8") as f:
+        pinned = json.load(f)
+    assert _digest(random_positions(variant, 32, 120, seed=3)) == pinned[f"random_positions/{variant}"]
+    b, d = _self_play_decisions(make_agent("heuristic", variant), parse_variant_spec(variant),
+                                np.random.default_rng(4), 16, 3, 150)
+    assert _digest(b, d) == pinned[f"self_play_decisions/{variant}"]
+
+
+@pytest.mark.parametrize("variant", ["backgammon", "long"])
+def test_self_play_gives_the_pinned_games(variant):
+    """TD self-play (training.td.SelfPlay), a driver of the core, plays the pinned games."""
+    torch = pytest.importorskip("torch")
+    from nardy_ai.model import NeuralEvaluator
+    from training.td import SelfPlay
+    with open(os.path.join(DATA, "pinned_loops.json"), encoding="utf-8") as f:
+        pinned = json.load(f)
+    torch.manual_seed(0)
+    ev = NeuralEvaluator.create(variant, hidden=(8,))
+    play = SelfPlay(ev, 16, np.random.default_rng(5), epsilon=0.3)
+    games = []
+    while len(games) < 12:
+        games += play.ply()
+    assert _digest(*[g.boards for g in games[:12]], np.array([g.level for g in games[:12]])) \
+        == pinned[f"selfplay/{variant}"]
+
+
+def test_start_decides_the_first_mover_by_lot():
+    """COM-7: the side with the higher lot die moves first and plays both lot dice; ties are
+    rolled again; BG-TT: white always starts, no lot."""
+    rng = np.random.default_rng(1)
+    games, rounds = core.start("backgammon", 500, rng)
+    assert np.all(games.lot[:, 0] != games.lot[:, 1])
+    assert np.array_equal(games.first, (games.lot[:, 1] > games.lot[:, 0]).astype(int))
+    assert np.array_equal(games.turn, games.first)
+    assert len(rounds) > 1                              # some ties were rolled again
+    dice = core.roll(games, rng)
+    assert np.array_equal(dice, games.lot)              # the opening roll is the lot's dice
+    tt, rounds = core.start("short_trictrac", 5, rng)
+    assert rounds == [] and not tt.first.any()
+
+
+def test_play_scores_and_passes_the_turn():
+    """COM-6 and BG-6: a bear-off of the 15th checker ends the game with the level's points;
+    any other play flips the board to the next mover and passes the turn."""
+    v = parse_variant_spec("backgammon")
+    games, _ = core.start(v, 2, np.random.default_rng(0))
+    last = np.zeros(28, np.int8)
+    last[0], last[OFF] = 1, 14                          # one checker left on the 1-point
+    last[18] = -15                                      # the loser: 15 in its home, none off
+    board = games.board.copy()
+    board[0] = last
+    games = replace(games, board=board)
+    after = core.legal(games, np.array([[6, 5], [3, 1]]))
+    won = after.boards[after.offsets[0]]
+    assert won[OFF] == 15
+    moved = after.boards[after.offsets[1]]
+    nxt = core.play(games, np.array([0, 1]), np.stack([won, moved]))
+    assert nxt.over.tolist() == [True, False]
+    assert nxt.winner[0] == games.turn[0] and nxt.level[0] == 2 and nxt.points[0] == 2  # gammon
+    assert nxt.turn[1] == 1 - games.turn[1] and nxt.plies.tolist() == [1, 1]
+    assert np.array_equal(nxt.board[1], flip(moved[None], v)[0])
+    again = core.play(nxt, np.array([1]), core.legal(nxt, np.array([[0, 0], [2, 1]]), np.array([1])).boards[:1])
+    assert again.winner[0] == nxt.winner[0] and again.points[0] == 2   # an ended game stays
+
+
+def test_stakes_take_beaver_and_refuse():
+    """CUBE-1 / BG-B / CUBE-D: a take doubles the stake and gives the taker the cube; a beaver
+    doubles it again and the beaverer keeps it; a pass ends the game for the current stake;
+    arithmetic dave raises by one."""
+    v = parse_variant_spec("backgammon,beaver=true")
+    games, _ = core.start(v, 3, np.random.default_rng(2), stakes="cube")
+    assert games.stakes.value.tolist() == [1, 1, 1] and (games.stakes.owner == CENTRE).all()
+    idx = np.arange(3)
+    assert core.may_double(games, idx).all()
+    g = core.take(games, np.array([0]), 1)
+    assert g.stakes.value[0] == 2 and g.stakes.owner[0] == 1 and g.stakes.turned[0]
+    assert core.may_double(g, np.array([0])).tolist() == [g.turn[0] == 1]
+    g = core.beaver(g, np.array([1]), 0)
+    g = core.take_beaver(g, np.array([1]))
+    assert g.stakes.value[1] == 4 and g.stakes.owner[1] == 0
+    g = core.refuse(g, np.array([2]), 1)
+    assert g.over[2] and g.passed[2] and g.winner[2] == 1 and g.points[2] == 1 and g.level[2] == 1
+    assert not core.may_double(g, np.array([2]))[0]
+    dave, _ = core.start("long", 1, np.random.default_rng(0), stakes="dave-arithmetic")
+    dave = core.take(core.take(dave, np.array([0]), 1), np.array([0]), 0)
+    assert dave.stakes.value[0] == 3
+
+
+def test_murphy_doubles_the_stake_per_lot_tie():
+    """BG-M: each tie of the lot dice doubles the stake, up to murphy_cap."""
+    v = parse_variant_spec("backgammon,murphy_cap=1")
+    games, rounds = core.start(v, 400, np.random.default_rng(3), stakes="cube")
+    ties = np.zeros(400, int)
+    for members, r in rounds:
+        ties[members] += r[:, 0] == r[:, 1]
+    assert ties.max() >= 2                          # the cap matters in this sample
+    assert np.array_equal(games.stakes.value, 2 ** np.minimum(ties, 1))
+
+
+def test_restart_and_random_play_to_the_end():
+    """Random play through the core ends every game with a result (COM-6); restart puts the
+    chosen games back at the start, the others untouched."""
+    rng = np.random.default_rng(7)
+    for variant in ("backgammon", "short_trictrac", "long"):
+        games, _ = core.start(variant, 64, rng)
+        for _ in range(2000):
+            idx = games.running()
+            if not len(idx):
+                break
+            dice = core.roll(games, rng)
+            after = core.legal(games, dice, idx)
+            games = core.play(games, idx, after.boards[core.random_choice(after, rng)])
+        assert games.over.all()
+        assert (games.level >= 1).all() and (games.points >= 1).all()
+        back = core.restart(games, np.arange(10))
+        assert not back.over[:10].any() and back.over[10:].all()
+        assert (back.board[:10] == start_board(games.variant)).all() and (back.plies[:10] == 0).all()
