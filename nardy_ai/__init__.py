@@ -1,3 +1,32 @@
-"""nardy_ai: bots that play nardy (short nardy / backgammon and long nardy) against bots."""
+"""nardy_ai: bots that play nardy (short nardy / backgammon and long nardy) against bots.
+
+With Gymnasium installed (the ``gym`` extra), importing this package registers the
+environments of :mod:`nardy_ai.env` (``gymnasium.make("nardy_ai/Backgammon-v0")``).
+"""
+
+from importlib.util import find_spec as _find_spec
 
 __version__ = "0.1.0"
+
+#: Gymnasium ids (namespace ``nardy_ai``) -> (variant, stakes) of :class:`nardy_ai.env.NardyEnv`.
+GYM_ENVS = {
+    "Backgammon-v0": ("backgammon", None),
+    "ShortCaucasian-v0": ("short_caucasian", None),
+    "ShortTrictrac-v0": ("short_trictrac", None),
+    "Long-v0": ("long", None),
+    "LongDave-v0": ("long_dave", "dave"),
+}
+
+
+def register_gym_envs() -> None:
+    """Register :data:`GYM_ENVS` with Gymnasium (entry point ``nardy_ai.env:NardyEnv``, which
+    is imported only when an environment is made); repeated calls are harmless."""
+    import gymnasium
+    for name, (variant, stakes) in GYM_ENVS.items():
+        if f"nardy_ai/{name}" not in gymnasium.registry:
+            gymnasium.register(id=f"nardy_ai/{name}", entry_point="nardy_ai.env:NardyEnv",
+                               kwargs={"variant": variant, "stakes": stakes})
+
+
+if _find_spec("gymnasium") is not None:
+    register_gym_envs()

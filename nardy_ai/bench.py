@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import time
 import tracemalloc
 from dataclasses import dataclass
@@ -17,25 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import core
+from .machine import machine_description  # noqa: F401  (re-exported: its home was here)
 from .board import OFF, start_board
 from .errors import NardyError
 from .movegen import generate
 from .variants import Variant, get_variant
-
-
-def machine_description() -> str:
-    """One line naming the CPU, core count, Python and NumPy versions."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{cpu}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
-            f"NumPy {np.__version__}")
 
 
 def best_of(fn, repeats: int) -> float:

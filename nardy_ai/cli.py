@@ -217,33 +217,13 @@ def cmd_show(args) -> int:
     print(render.text_board(board, v, dice=dice, cube=cube))
     if args.svg:
         svg = render.svg_board(board, v, dice=dice, cube=cube)
-        _write_atomic(args.svg, svg)
+        from .files import write_atomic
+        write_atomic(args.svg, svg, fsync=False)
         print(f"SVG written to {args.svg}")
     if v.family == "short":
         from . import formats
         print(f"Position ID: {formats.position_id(board, v)}")
     return 0
-
-
-def _write_atomic(path: str, text: str) -> None:
-    """Write a file whole: a temporary file renamed over it (through a symbolic link), so that a
-    kill never leaves half a file.  A path that exists and is no regular file (``/dev/stdout``,
-    a pipe, a device) is written to as it is, never replaced."""
-    import os
-    target = os.path.realpath(path)
-    tmp = f"{target}.tmp{os.getpid()}"
-    try:
-        if os.path.exists(path) and not os.path.isfile(path):
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-            return
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise NardyError(f"cannot write {path}: {e.strerror}") from None
 
 
 # --- nardy rollout ----------------------------------------------------------------------

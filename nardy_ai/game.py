@@ -38,6 +38,7 @@ from .cube import CubeState, apply as cube_apply, game_points, new_state, stakes
 from .errors import FormatError, IllegalPlay, NardyError, UnknownVariant
 from .movegen import generate
 from .scoring import result_levels, result_points  # noqa: F401  (their home before the core)
+from .stats import mean_ci95, wilson_interval  # noqa: F401  (wilson_interval's home was here)
 from .variants import Variant, variant_options, with_options
 
 
@@ -166,7 +167,7 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
     stake 1, as the platform always did (training and benchmarks rely on it, whatever the
     variant's own ``stakes`` field says); ``"cube"`` (CUBE-1, with the variant's BG-J, BG-M
     and BG-B options), ``"dave"`` (the variant's progression), ``"dave-geometric"`` or
-    ``"dave-arithmetic"`` (CUBE-D, LN-8) play for stakes (the cube stage: :func:`_cube_stage`).
+    ``"dave-arithmetic"`` (CUBE-D, LN-8) play for stakes (the cube stage: :func:`cube_stage`).
 
     A driver of :mod:`nardy_ai.core`: the core keeps the games, this loop asks the agents and
     writes the records.
@@ -192,7 +193,7 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
                               f"max_plies={max_plies} plies (COM-6); {len(idx)} games unfinished")
         roll = core.roll(games, dice_rng)                # drawn for every game, cube or not
         if staked and not (ply == 0 and v.opening == "opening_roll"):
-            games = _cube_stage(games, ply, idx, agents, history)
+            games = cube_stage(games, ply, idx, agents, history)
             idx = games.running()
             if not len(idx):
                 break
@@ -246,7 +247,7 @@ def _ask(agent: Agent, op: str, boards: np.ndarray, cubes: list[dict], v: Varian
     return out
 
 
-def _cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent, Agent],
+def cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent, Agent],
                 history: list[list]) -> core.Games:
     """Before the roll of ``ply``: offers, takes, beavers and passes in the running games
     ``idx``, one agent call per seat and question; appends ``[ply, player, action, stake
@@ -388,16 +389,6 @@ def _replay_cube(r: GameRecord, v: Variant) -> CubeState:
 
 # --- statistics -----------------------------------------------------------------------------
 
-def wilson_interval(k: int, n: int) -> list[float]:
-    """95 % Wilson score interval of a proportion ``k / n`` (stays inside [0, 1] even at 0 %
-    or 100 %)."""
-    z = 1.959963984540054          # the 97.5 % normal quantile
-    p, z2 = k / n, z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return [max(0.0, centre - half), min(1.0, centre + half)]
-
-
 def play_match(variant, agent: Agent, opponent: Agent, games: int, seed: int,
                record: bool = False) -> list[GameRecord]:
     """``games`` games of ``agent`` against ``opponent``, seats alternating: the first half
@@ -433,10 +424,6 @@ def summarize(records: Sequence[GameRecord], agent: str | None = None) -> dict:
     won = np.array([r.winner == s for r, s in zip(records, side)])
     pts = np.array([r.points for r in records], float) * np.where(won, 1.0, -1.0)
 
-    def ci(x: np.ndarray) -> list[float]:
-        half = 1.96 * (x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else math.inf)
-        return [float(x.mean() - half), float(x.mean() + half)]
-
     levels: dict[str, int] = {}
     by_agent: list[dict[str, int]] = [{}, {}]
     for r, w in zip(records, won):
@@ -450,7 +437,7 @@ def summarize(records: Sequence[GameRecord], agent: str | None = None) -> dict:
         "win_rate": float(won.mean()),
         "win_rate_ci95": wilson_interval(int(won.sum()), n),
         "points_per_game": float(pts.mean()),
-        "points_per_game_ci95": ci(pts),
+        "points_per_game_ci95": mean_ci95(pts) or [-math.inf, math.inf],
         "levels": dict(sorted(levels.items())),
         "levels_by_agent": [dict(sorted(d.items())) for d in by_agent],
         "mean_plies": float(np.mean([r.plies for r in records])),

@@ -565,3 +565,37 @@ def generate(boards, dice, variant: str | Variant, notation: bool = False) -> Af
     if notation:
         out.plays = out.notation(np.arange(len(kept)))
     return out
+
+
+# --- segments: the afterstates of one position are one segment of rows ---------------------
+
+def segment_ids(offsets: np.ndarray) -> np.ndarray:
+    """The position index of every afterstate row, ``(M,)`` int64, from ``(N + 1,)`` offsets."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+
+
+def segment_argmax(scores: np.ndarray, offsets: np.ndarray,
+                   rng: np.random.Generator | None = None) -> np.ndarray:
+    """Per-position argmax over afterstate rows: ``(N,)`` absolute rows into ``scores``.
+
+    scores
+        ``(M,)`` one number per afterstate (higher is better, any unit).
+    offsets
+        ``(N + 1,)`` segment bounds as in :class:`~nardy_ai.movegen.Afterstates`; every
+        segment must be non-empty.
+    rng
+        When given, ties are broken uniformly at random among the best rows; without it the
+        first best row wins.
+    """
+    scores = np.asarray(scores)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    m = len(scores)
+    starts = offsets[:-1]
+    seg = segment_ids(offsets)
+    best = scores == np.maximum.reduceat(scores, starts)[seg]
+    if rng is not None:
+        # Among the best rows of a segment, the one with the largest uniform key wins.
+        key = np.where(best, rng.random(m), -1.0)
+        best = key == np.maximum.reduceat(key, starts)[seg]
+    return np.minimum.reduceat(np.where(best, np.arange(m), m), starts)

@@ -64,7 +64,7 @@ class BearoffMember:
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """Exact outcome probabilities ``(M, n_outputs)`` float32 of bear-off afterstates."""
-        from .game import result_levels
+        from .scoring import result_levels
         boards = np.asarray(boards)
         fn = self._outcomes
         if fn is None:

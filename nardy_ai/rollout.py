@@ -68,7 +68,8 @@ import numpy as np
 from .agents import Agent, make_agent
 from .board import BAR, BOARD_SIZE, CHECKERS, OFF, OPP_BAR, OPP_OFF, flip
 from .errors import IllegalPlay, InvalidDice, InvalidPosition, NardyError
-from .game import GameTooLong, result_levels
+from .game import GameTooLong
+from .scoring import result_levels
 from .model import equity, flip_outcomes, n_outputs, outcome_targets
 from .movegen import generate
 from .variants import Variant, get_variant
@@ -183,7 +184,7 @@ def outcome_names(variant: str | Variant) -> list[str]:
     """Names of the outcome vector's entries for a variant, e.g. backgammon: ``win``,
     ``win gammon``, ``win backgammon``, ``lose gammon``, ``lose backgammon`` (each "at that
     level or higher")."""
-    from .tournament import level_names
+    from .scoring import level_names
     higher = level_names(get_variant(variant))[1:]
     return ["win"] + [f"win {n}" for n in higher] + [f"lose {n}" for n in higher]
 

@@ -94,3 +94,14 @@ def cubeless_points(levels: np.ndarray, v: Variant) -> np.ndarray:
     scoring = np.asarray(v.scoring, np.int64)
     levels = np.asarray(levels, np.int64)
     return np.full(len(levels), scoring[0]) if v.jacoby else scoring[levels - 1]
+
+
+def level_names(v: Variant) -> tuple[str, ...]:
+    """Names of the result levels, lowest first (BG-6, BG-TT, LN-7, LN-8)."""
+    if len(v.scoring) == 1:
+        return ("win",)
+    if v.is_long:
+        return ("oin", "mars", "koks")[:len(v.scoring)]
+    if len(v.scoring) == 3:
+        return ("single", "gammon", "backgammon")
+    return tuple(f"x{p}" for p in v.scoring)

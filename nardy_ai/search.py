@@ -37,11 +37,10 @@ from typing import Callable
 
 import numpy as np
 
-from .agents.base import segment_argmax, segment_ids
 from .board import CHECKERS, OFF, flip
 from .errors import NardyError
-from .game import result_levels
-from .movegen import Afterstates, generate
+from .movegen import Afterstates, generate, segment_argmax, segment_ids
+from .scoring import result_levels
 from .variants import Variant
 
 #: The 21 distinct rolls ``(21, 2)`` and their probabilities (doubles 1/36, others 2/36).

@@ -70,11 +70,14 @@ import numpy as np
 
 from .agents import AGENTS, Agent, make_agent
 from .backends import Backend, check_backend, make_backend, require_ray
-from .bench import machine_description
+from .files import FolderLock, write_atomic  # noqa: F401  (FolderLock's home was here)
+from .machine import machine_description
 from .board import parse_json
 from .errors import FormatError, NardyError
 from .cube import stakes_variant
-from .game import GameRecord, play_games, wilson_interval
+from .game import GameRecord, play_games
+from .scoring import level_names  # noqa: F401  (its home was here)
+from .stats import Z95, side_stats  # noqa: F401  (side_stats' home was here)
 from .variants import Variant, parse_variant_spec, variant_options
 
 DEFAULT_GAMES = 400          # games per pairing when --games is not given
@@ -82,7 +85,6 @@ DEFAULT_CHUNK = 100          # duplicate pairs per chunk: 2 x 100 games in locks
 MAX_GAMES = 10 ** 8          # games per pairing: the schedule of a pairing is held in memory
 MAX_CHUNK = 10 ** 5          # duplicate pairs per chunk: a chunk's games are played in lockstep
 ELO_PER_LOGIT = 400 / math.log(10)
-Z95 = 1.959963984540054
 
 CONFIG_FILE = "tournament.json"
 GAMES_FILE = "games.jsonl"
@@ -416,51 +418,6 @@ def _cut_torn_tail(path: Path) -> None:
 
 # --- statistics -----------------------------------------------------------------------------
 
-def level_names(v: Variant) -> tuple[str, ...]:
-    """Names of the result levels, lowest first (BG-6, BG-TT, LN-7, LN-8)."""
-    if len(v.scoring) == 1:
-        return ("win",)
-    if v.is_long:
-        return ("oin", "mars", "koks")[:len(v.scoring)]
-    if len(v.scoring) == 3:
-        return ("single", "gammon", "backgammon")
-    return tuple(f"x{p}" for p in v.scoring)
-
-
-def side_stats(points: np.ndarray, levels: np.ndarray, names: Sequence[str]) -> dict:
-    """Results of one side.  ``points`` ``(n,)`` signed points per game from that side's view,
-    duplicate pairs adjacent (games ``2k``, ``2k + 1``); ``levels`` the result level of each."""
-    points = np.asarray(points, float)
-    levels = np.asarray(levels)
-    n = len(points)
-    won = points > 0
-    pair_means = points.reshape(-1, 2).mean(axis=1)
-    ppg = float(points.mean())
-    ci = None
-    if len(pair_means) > 1:
-        half = Z95 * float(pair_means.std(ddof=1)) / math.sqrt(len(pair_means))
-        ci = [ppg - half, ppg + half]
-    wins = int(won.sum())
-
-    def count(mask):
-        return {name: int((mask & (levels == i + 1)).sum()) for i, name in enumerate(names)}
-
-    return {
-        "games": n,
-        "points_per_game": ppg,
-        "points_per_game_ci95": ci,
-        "points_won": int(points[won].sum()),
-        "points_lost": int(-points[~won].sum()),
-        "wins": wins,
-        "win_rate": wins / n,
-        "win_rate_ci95": wilson_interval(wins, n),
-        "levels_won": count(won),
-        "levels_lost": count(~won),
-        "win_rates_by_level": {names[i]: float((won & (levels > i)).mean()) for i in range(1, len(names))},
-        "loss_rates_by_level": {names[i]: float((~won & (levels > i)).mean()) for i in range(1, len(names))},
-    }
-
-
 def fit_elo(n_agents: int, pairs: Sequence[tuple[int, int]], wins: Sequence[float], games: Sequence[float],
             prior_draws: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-likelihood Elo ratings ``(n_agents,)`` with mean 0, and their covariance.
@@ -581,18 +538,6 @@ def cube_stats(records: Sequence[GameRecord], agent: str) -> dict:
 
 
 # --- outputs --------------------------------------------------------------------------------
-
-def _write_atomic(path: Path, data: str | bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        raise NardyError(f"cannot write {path}: {e.strerror}") from None
-
 
 def summary_csv(summary: dict) -> str:
     """One row per agent (``kind`` = agent, with Elo) and per pairing (``kind`` = pairing,
@@ -727,7 +672,7 @@ def plot_summary(summary: dict, path: Path) -> bool:
     fig.suptitle(f"{summary['variant']}: {summary['mode']}, {summary['games_per_pairing']} games per pairing")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
-    _write_atomic(path, buf.getvalue())
+    write_atomic(path, buf.getvalue())
     return True
 
 
@@ -740,8 +685,8 @@ def write_outputs(out: Path, config: TournamentConfig, summary: dict,
                   games: dict[tuple[str, str, int], GameRecord], log: Callable[[str], None]) -> list[Path]:
     """Write summary.json, summary.csv, the picture and the .mat files; the paths written."""
     written = [out / SUMMARY_JSON, out / SUMMARY_CSV]
-    _write_atomic(written[0], json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
-    _write_atomic(written[1], summary_csv(summary))
+    write_atomic(written[0], json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
+    write_atomic(written[1], summary_csv(summary))
     if plot_summary(summary, out / PICTURE):
         written.append(out / PICTURE)
     else:
@@ -753,7 +698,7 @@ def write_outputs(out: Path, config: TournamentConfig, summary: dict,
             path = out / MATCH_DIR / f"{n:02d}-{_file_stem(a)}-vs-{_file_stem(b)}.mat"
             text = write_mat([games[(a, b, i)] for i in range(config.games)], a, b,
                              event=f"nardy tournament, seed {config.seed}: {a} vs {b}")
-            _write_atomic(path, text)
+            write_atomic(path, text)
             written.append(path)
     return written
 
@@ -807,45 +752,6 @@ def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: boo
             runner.close()
 
 
-class FolderLock:
-    """One process at a time in a run folder (a tournament's, a training run's): two writers
-    would play the same games or interleave one file.  An ``flock`` on ``FOLDER/.lock``, so the
-    system releases it when the process ends, however it ends (kill -9 included).  Taken on
-    creation (``error`` raised at once when another process holds it), released by
-    :meth:`release`, at the end of a ``with`` block, or when the object is collected."""
-
-    def __init__(self, folder: str | os.PathLike, what: str, error: type[NardyError] = NardyError):
-        self.file = None
-        try:
-            import fcntl
-        except ImportError:                   # not POSIX: no lock
-            return
-        try:
-            self.file = open(Path(folder) / ".lock", "a")
-        except OSError as e:
-            raise error(f"cannot lock {folder}: {e.strerror}") from None
-        try:
-            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.release()
-            raise error(f"another {what} is running in {folder}") from None
-
-    @property
-    def held(self) -> bool:
-        return self.file is not None
-
-    def release(self) -> None:
-        if self.file is not None:
-            self.file.close()                 # closing the file drops the lock
-            self.file = None
-
-    def __enter__(self) -> FolderLock:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-
 def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, play: Callable,
           progress: bool, log: Callable[[str], None]) -> dict:
     from tqdm import tqdm
@@ -857,7 +763,7 @@ def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, p
     else:
         if (out / CONFIG_FILE).exists() or games_path.exists():
             raise TournamentError(f"{out} already holds a tournament; continue it with --resume or choose another --out")
-        _write_atomic(out / CONFIG_FILE, json.dumps(config.to_json(), indent=1, ensure_ascii=False) + "\n")
+        write_atomic(out / CONFIG_FILE, json.dumps(config.to_json(), indent=1, ensure_ascii=False) + "\n")
         done = {}
     chunks = schedule(config)
     expected = {(c.a, c.b, i) for c in chunks for i in c.indices()}

@@ -18,7 +18,8 @@ import time
 
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.neural import NeuralAgent
-from nardy_ai.bench import machine_description
+from nardy_ai.files import write_atomic
+from nardy_ai.machine import machine_description
 from nardy_ai.game import play_match, summarize
 from nardy_ai.model import NeuralEvaluator, load_checkpoint, n_outputs
 from nardy_ai.netset import NetSet
@@ -157,10 +158,7 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None) 
     lines += ["", "## Config", "", "```toml", cfg.strip(), "```", ""]
     text = "\n".join(lines)
     path = os.path.join(run_dir, "MODEL_CARD.md")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    write_atomic(path, text)
     return text
 
 

@@ -68,7 +68,6 @@ import io
 import json
 import math
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -79,6 +78,7 @@ import torch
 from nardy_ai.board import flip
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.errors import NardyError
+from nardy_ai.files import atomic_file, write_atomic
 from nardy_ai.model import (CHECKPOINT_FORMAT, CheckpointError, NeuralEvaluator, equity,
                             load_checkpoint, n_outputs, save_checkpoint)
 from nardy_ai.netset import BearoffMember, NetSet, as_netset
@@ -104,12 +104,8 @@ class SearchTargetsError(NardyError):
 
 def write_npz(path: str, **arrays) -> None:
     """Write arrays to ``path`` atomically (a temporary file, then a rename)."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
+    with atomic_file(path, SearchTargetsError) as f:
         np.savez(f, **arrays)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def read_npz(path: str) -> dict[str, np.ndarray]:
@@ -123,12 +119,7 @@ def read_npz(path: str) -> dict[str, np.ndarray]:
 
 
 def _write_json(path: str, obj: dict) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(obj, indent=1, allow_nan=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(obj, indent=1, allow_nan=False) + "\n", SearchTargetsError)
 
 
 def _settings(arrays: dict) -> dict:
@@ -505,7 +496,8 @@ def gate_match(candidate, current, games: int, seed: int,
     95% interval over the pairs, ``win_rate``, ...), or None when ``stop()`` turned true."""
     from nardy_ai.agents.neural import NeuralAgent
     from nardy_ai.game import play_games
-    from nardy_ai.tournament import level_names, side_stats
+    from nardy_ai.scoring import level_names
+    from nardy_ai.stats import side_stats
     v = candidate.variant
     a, b = NeuralAgent(candidate, name="candidate"), NeuralAgent(current, name="current")
     pairs = (games + 1) // 2
@@ -532,7 +524,7 @@ class SearchTargetsRun:
                  resume: bool = False, backend: str = "local", jobs: int | None = None,
                  address: str | None = None, log: bool = True, print_fn=print):
         from nardy_ai.backends import check_backend, require_ray
-        from nardy_ai.tournament import FolderLock
+        from nardy_ai.files import FolderLock
         self.cfg = cfg
         self.v = parse_variant_spec(cfg.variant)
         if cfg.sample.quotas:
@@ -667,10 +659,7 @@ class SearchTargetsRun:
                                    and not (lp == "label" == self.state["phase"] and line.get("kind") == "label_chunk"))):
                     continue
                 keep.append(raw + b"\n")
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(b"".join(keep))
-        os.replace(tmp, path)
+        write_atomic(path, b"".join(keep), SearchTargetsError)
 
     def gen_dir(self, g: int) -> str:
         return os.path.join(self.run_dir, "generations", f"{g:03d}")
@@ -710,7 +699,7 @@ class SearchTargetsRun:
         """Run generations until ``method.generations`` are done or a stop is requested.
         Returns ``{"generation", "phase", "stopped", "history"}``."""
         from nardy_ai.backends import make_backend
-        from nardy_ai.tournament import FolderLock
+        from nardy_ai.files import FolderLock
         if not self.lock.held:
             self.lock = FolderLock(self.run_dir, "nardy train")
         self.progress = progress
@@ -986,9 +975,8 @@ class SearchTargetsRun:
                             "1.96 standard errors over the pairs"}
         _write_json(os.path.join(self.gen_dir(g), "gate.json"), result)
         if promoted:
-            tmp = f"{self.current_path}.tmp{os.getpid()}"
-            shutil.copyfile(path, tmp)
-            os.replace(tmp, self.current_path)
+            with open(path, "rb") as src:
+                write_atomic(self.current_path, src.read(), SearchTargetsError)
             self.state["current_generation"] = g
         self.state["history"] = [h for h in self.state["history"] if h["generation"] != g] + [
             {"generation": g, "promoted": promoted, "points_per_game": res["points_per_game"],
@@ -1074,7 +1062,8 @@ def bench_labels(variant="backgammon", checkpoint: str | None = None, seconds: f
     import multiprocessing as mp
 
     from nardy_ai.backends import make_backend
-    from nardy_ai.bench import ROLLOUT_NETS, machine_description
+    from nardy_ai.bench import ROLLOUT_NETS
+    from nardy_ai.machine import machine_description
     v = get_variant(variant)
     path = checkpoint or ROLLOUT_NETS.get(v.id)
     if path is None:

@@ -47,7 +47,7 @@ from nardy_ai.errors import FormatError, NardyError
 from nardy_ai.game import play_match, summarize
 from nardy_ai.model import (CheckpointError, NeuralEvaluator, equity, flip_outcomes,
                             load_checkpoint, n_outputs, outcome_targets, save_checkpoint)
-from nardy_ai.tournament import FolderLock
+from nardy_ai.files import FolderLock, write_atomic
 from nardy_ai.netset import FALLBACK, NetSet, as_netset
 from nardy_ai.variants import parse_variant_spec
 
@@ -391,10 +391,7 @@ class Trainer:
                 keep.append(raw + b"\n")
         dropped = sum(1 for raw in lines if raw.strip()) - len(keep)
         if dropped:
-            tmp = f"{path}.tmp{os.getpid()}"
-            with open(tmp, "wb") as f:
-                f.write(b"".join(keep))
-            os.replace(tmp, path)
+            write_atomic(path, b"".join(keep))
             self.print(f"{path}: {dropped} line(s) logged after the checkpoint of game {self.games} "
                        f"dropped (that session was stopped without a checkpoint)")
 

@@ -1,8 +1,19 @@
 """Agents: who chooses the play.  :func:`make_agent` turns a spec string into an agent.
 
 A spec is ``prefix`` or ``prefix:argument``; the prefix picks a factory from :data:`AGENTS`
-and the factory reads the argument (e.g. later ``td:path.pt@2ply``, ``gnubg:0ply``,
-``ext:"cmd"``).  Modules that add agents register them with :func:`register_agent`.
+and the factory reads the argument (e.g. ``td:path.pt@2ply``, ``gnubg:0ply``, ``ext:"cmd"``).
+Modules that add agents register them with :func:`register_agent`.
+
+Plug-ins: an installed package adds agents through the entry-point group
+:data:`ENTRY_POINT_GROUP` (``nardy_ai.agents``); the entry point's name is the prefix and its
+object a factory ``(argument, variant) -> Agent``.  In ``pyproject.toml``::
+
+    [project.entry-points."nardy_ai.agents"]
+    mybot = "mypackage.bots:mybot_factory"
+
+Then ``mybot`` and ``mybot:ARG`` specs work everywhere a spec does (tournaments, their spawned
+worker processes and Ray workers, ``nardy play``, ``nardy serve``), wherever the package is
+installed.  Built-in prefixes win over plug-ins of the same name.
 """
 
 from __future__ import annotations
@@ -72,16 +83,46 @@ def register_agent(prefix: str, factory: AgentFactory) -> None:
     AGENTS[prefix] = factory
 
 
+#: The entry-point group through which installed packages add agent prefixes.
+ENTRY_POINT_GROUP = "nardy_ai.agents"
+
+
+def plugin_agents() -> dict:
+    """The installed plug-ins: ``{prefix: entry point}`` of :data:`ENTRY_POINT_GROUP`."""
+    from importlib.metadata import entry_points
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _plugin_factory(prefix: str) -> AgentFactory | None:
+    ep = plugin_agents().get(prefix)
+    if ep is None:
+        return None
+    try:
+        factory = ep.load()
+    except Exception as e:          # a broken plug-in: say which, whatever it raised
+        raise UnknownAgent(f"agent plug-in {prefix!r} ({ep.value}, entry point group "
+                           f"{ENTRY_POINT_GROUP}) failed to load: {type(e).__name__}: {e}") from None
+    if not callable(factory):
+        raise UnknownAgent(f"agent plug-in {prefix!r} ({ep.value}) is not a factory (arg, variant) -> Agent")
+    AGENTS[prefix] = factory
+    return factory
+
+
 def make_agent(spec: str, variant: str | Variant) -> Agent:
-    """Build the agent a spec names for a variant; an unknown prefix raises :class:`UnknownAgent`."""
+    """Build the agent a spec names for a variant; an unknown prefix raises :class:`UnknownAgent`.
+    A prefix neither built in nor registered is looked up among the installed plug-ins."""
     v = get_variant(variant)
     prefix, _, arg = spec.strip().partition(":")
-    factory = AGENTS.get(prefix)
+    factory = AGENTS.get(prefix) or _plugin_factory(prefix)
     if factory is None:
-        raise UnknownAgent(f"unknown agent {spec!r}; known: {', '.join(AGENTS)}")
-    return factory(arg, v)
+        known = list(AGENTS) + [p for p in plugin_agents() if p not in AGENTS]
+        raise UnknownAgent(f"unknown agent {spec!r}; known: {', '.join(known)}")
+    agent = factory(arg, v)
+    if not isinstance(agent, Agent):
+        raise UnknownAgent(f"agent {spec!r}: its factory returned {type(agent).__name__}, not an Agent")
+    return agent
 
 
-__all__ = ["AGENTS", "Agent", "AgentFactory", "CubePubevalAgent", "ExternalAgent", "HeuristicAgent", "HumanAgent",
-           "PubevalAgent", "RandomAgent", "make_agent", "register_agent", "segment_argmax",
+__all__ = ["AGENTS", "ENTRY_POINT_GROUP", "Agent", "AgentFactory", "CubePubevalAgent", "ExternalAgent", "HeuristicAgent", "HumanAgent",
+           "PubevalAgent", "RandomAgent", "make_agent", "plugin_agents", "register_agent", "segment_argmax",
            "segment_ids", "subset"]

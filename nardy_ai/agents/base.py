@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..movegen import Afterstates
+from ..movegen import Afterstates, segment_argmax, segment_ids  # noqa: F401  (their home was here)
 from ..variants import Variant
 
 
@@ -53,38 +53,6 @@ class Agent(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
-
-
-def segment_ids(offsets: np.ndarray) -> np.ndarray:
-    """The position index of every afterstate row, ``(M,)`` int64, from ``(N + 1,)`` offsets."""
-    offsets = np.asarray(offsets, dtype=np.int64)
-    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-
-
-def segment_argmax(scores: np.ndarray, offsets: np.ndarray,
-                   rng: np.random.Generator | None = None) -> np.ndarray:
-    """Per-position argmax over afterstate rows: ``(N,)`` absolute rows into ``scores``.
-
-    scores
-        ``(M,)`` one number per afterstate (higher is better, any unit).
-    offsets
-        ``(N + 1,)`` segment bounds as in :class:`~nardy_ai.movegen.Afterstates`; every
-        segment must be non-empty.
-    rng
-        When given, ties are broken uniformly at random among the best rows; without it the
-        first best row wins.
-    """
-    scores = np.asarray(scores)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    m = len(scores)
-    starts = offsets[:-1]
-    seg = segment_ids(offsets)
-    best = scores == np.maximum.reduceat(scores, starts)[seg]
-    if rng is not None:
-        # Among the best rows of a segment, the one with the largest uniform key wins.
-        key = np.where(best, rng.random(m), -1.0)
-        best = key == np.maximum.reduceat(key, starts)[seg]
-    return np.minimum.reduceat(np.where(best, np.arange(m), m), starts)
 
 
 def subset(after: Afterstates, positions: np.ndarray) -> tuple[Afterstates, np.ndarray]:

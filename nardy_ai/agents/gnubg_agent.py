@@ -45,7 +45,7 @@ import numpy as np
 
 from ..board import BAR, CHECKERS, OFF, OPP_BAR, flip
 from ..errors import UnknownAgent
-from ..game import result_levels
+from ..scoring import result_levels
 from ..movegen import Afterstates
 from ..search import MoveFilter, filtered_choice
 from ..variants import Variant
