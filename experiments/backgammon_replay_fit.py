@@ -37,8 +37,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from nardy_ai.model import NeuralEvaluator, save_checkpoint  # noqa: E402
-from nardy_ai.netset import as_netset  # noqa: E402
+from nardy_ai.model import save_checkpoint  # noqa: E402
+from nardy_ai.netset import as_netset, evaluator_from_state  # noqa: E402
 from nardy_ai.variants import get_variant  # noqa: E402
 from training.config import load_config  # noqa: E402
 from training.search_targets import fit_net, gate_match, initial_evaluator, read_npz  # noqa: E402
@@ -67,7 +67,7 @@ def main() -> int:
     labels = np.concatenate([z["labels"] for z in parts])
     classes = np.concatenate([z["classes"] for z in parts])
     print(f"{len(files)} chunks, {len(boards):,} labelled afterstates", flush=True)
-    cand = NeuralEvaluator.from_state(start.state(), v, "cpu")
+    cand = evaluator_from_state(start.state(), v, "cpu")
     log = []
     for lr, epochs in PASSES:
         fit = types.SimpleNamespace(learning_rate=lr, batch_size=512, max_epochs=epochs, patience=2,

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import core
+from .files import write_atomic
 from .machine import machine_description  # noqa: F401  (re-exported: its home was here)
+from .shipping import BENCH_NETS
 from .board import OFF, start_board
 from .errors import NardyError
 from .movegen import generate
@@ -157,7 +159,8 @@ def bench_agents(variant="backgammon", checkpoint: str | None = None, hidden=(80
     from .agents.neural import NeuralAgent
     from .errors import UnknownAgent
     from .game import play_games, replay
-    from .model import NeuralEvaluator, load_evaluator
+    from .model import NeuralEvaluator
+    from .netset import load_evaluator
 
     torch.set_num_threads(threads)
     v = get_variant(variant)
@@ -451,15 +454,12 @@ def build_evaluator_positions(variant, source: str, reference: str, path: str, n
               "reference_cpu_seconds": round(time.process_time() - c0, 1),
               "machine": machine_description(),
               "date": datetime.date.today().isoformat(), **extra, **header_extra}
-    part = f"{path}.part"
-    with open(part, "w") as f:
-        f.write(json.dumps({"header": header}) + "\n")
-        for i in range(n):
-            lo, hi = after.offsets[i], after.offsets[i + 1]
-            rows = [[after.plays[r], round(float(eq[r]), 5)] for r in range(lo, hi)]
-            f.write(json.dumps(board_to_json(boards[i], v, dice=[int(x) for x in dice[i]],
-                                             afterstates=rows)) + "\n")
-    os.replace(part, path)
+    lines = [json.dumps({"header": header})]
+    for i in range(n):
+        lo, hi = after.offsets[i], after.offsets[i + 1]
+        rows = [[after.plays[r], round(float(eq[r]), 5)] for r in range(lo, hi)]
+        lines.append(json.dumps(board_to_json(boards[i], v, dice=[int(x) for x in dice[i]], afterstates=rows)))
+    write_atomic(path, "\n".join(lines) + "\n")
     return header
 
 
@@ -858,8 +858,7 @@ def format_bearoff(r: dict) -> str:
 # --- nardy bench rollout ---------------------------------------------------------------------
 
 #: The shipped net timed by ``nardy bench rollout`` per variant (relative to the repository).
-ROLLOUT_NETS = {"backgammon": "checkpoints/backgammon/td80_anneal/checkpoint.pt",
-                "long": "checkpoints/long/td80/checkpoint.pt"}
+ROLLOUT_NETS = BENCH_NETS
 
 
 def rollout_agents(variant) -> list[str]:

@@ -118,7 +118,11 @@ def validate_dice(dice: Any) -> tuple[int, int]:
 
 # --- JSON position format (POSITIONS.md) -------------------------------------------------
 
-_CUBE_OWNERS = ("centre", "mover", "opponent")
+#: Who holds the cube, as positions (POSITIONS.md), agents and the XGID name it: centred, the
+#: player on roll (the mover), the other player; and each name's access sign (XGID's cube
+#: position, Janowski's access: 0, +1, -1).
+CUBE_OWNERS = ("centre", "mover", "opponent")
+CUBE_ACCESS = {"centre": 0, "mover": 1, "opponent": -1}
 #: Highest stake a position may carry (no rule limits redoubles; this keeps stakes exact
 #: in int64 and in float arithmetic).
 MAX_STAKE = 2 ** 62
@@ -260,8 +264,8 @@ def board_from_json(obj: dict[str, Any] | str, variant: str | Variant | None = N
             rule = "CUBE-D, geometric" if v.stakes == "dave" else "CUBE-1"
             raise InvalidPosition(f"cube.value = {value} cannot occur in {v.id}: stakes double "
                                   f"({rule}: 1, 2, 4, 8, ...); only arithmetic dave reaches {value}")
-        if owner not in _CUBE_OWNERS:
-            raise InvalidPosition(f"cube.owner = {owner!r} must be one of {', '.join(_CUBE_OWNERS)}")
+        if owner not in CUBE_OWNERS:
+            raise InvalidPosition(f"cube.owner = {owner!r} must be one of {', '.join(CUBE_OWNERS)}")
         cube = {"value": value, "owner": owner}
     return v, board, dice, cube
 

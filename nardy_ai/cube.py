@@ -28,8 +28,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .board import pip_counts
+from .board import CUBE_ACCESS, pip_counts
 from .errors import IllegalCubeAction, UnknownOption
+from .scoring import stake_points
 from .variants import Variant, get_variant, with_options
 
 #: ``owner`` of a centred cube (CUBE-1) or of a dave game where both may offer (CUBE-D).
@@ -158,8 +159,7 @@ def game_points(s: CubeState, level: int, v: Variant) -> int:
     times the stake."""
     if s.kind == "dave":
         return s.value
-    base = v.scoring[0] if v.jacoby and not s.turned else v.scoring[level - 1]
-    return int(base * s.value)
+    return int(stake_points(np.array([level]), np.array([s.value]), np.array([s.turned]), v)[0])
 
 
 #: Stakes are int64: no raise is offered from this stake on (CUBE-1 sets no limit; 2**61 is ours).
@@ -296,7 +296,7 @@ def raise_ratio(cubes: list[dict], v: Variant) -> np.ndarray:
 
 
 def _access(cubes: list[dict]) -> np.ndarray:
-    return np.array([{"centre": 0, "mover": 1, "opponent": -1}[c.get("owner", "centre")]
+    return np.array([CUBE_ACCESS[c.get("owner", "centre")]
                      for c in cubes], float)
 
 

@@ -37,8 +37,8 @@ import numpy as np
 
 from .board import BAR, OFF, OPP_BAR, OPP_OFF, pip_counts
 from .errors import NardyError
-from .features_long import N_FEATURES as _LONG_EXPERT_N, encode_long_expert
-from .features_short import N_FEATURES as _SHORT_EXPERT_N, encode_expert
+from .features_long import N_FEATURES as _LONG_EXPERT_N, long_features
+from .features_short import N_FEATURES as _SHORT_EXPERT_N, expert_features_t
 from .variants import Variant, get_variant
 
 
@@ -229,6 +229,36 @@ def extends(encoder: Encoder | str, base: Encoder | str) -> bool:
             return True
         name = ENCODERS[name].extends if name in ENCODERS else ""
     return False
+
+
+def encode_expert(boards: np.ndarray) -> np.ndarray:
+    """The ``expert`` encoder: TD-Gammon's 198 inputs, then :func:`nardy_ai.features_short.expert_features`."""
+    b = np.asarray(boards)
+    m = len(b)
+    out = np.empty((m, 198 + _SHORT_EXPERT_N), np.float32)
+    # The 198 inputs of encode_tdgammon (a test checks they are equal), written into ``out``
+    # a few hundred rows at a time: a small buffer instead of two arrays of the whole batch.
+    units = out[:, :192].reshape(m, 24, 8)                    # a view: rows of 24 x 8 units
+    buf = np.empty((256, 24, 8), np.float32)
+    for s in range(0, m, 256):
+        rows = b[s:s + 256, :24].astype(np.intp) + 15
+        np.take(_UNARY, rows, axis=0, out=buf[:len(rows)])
+        units[s:s + len(rows)] = buf[:len(rows)]
+    out[:, 192] = b[:, BAR] / 2.0
+    out[:, 193] = b[:, OPP_BAR] / 2.0
+    out[:, 194] = b[:, OFF] / 15.0
+    out[:, 195] = b[:, OPP_OFF] / 15.0
+    out[:, 196] = 0.0
+    out[:, 197] = 1.0
+    out[:, 198:] = expert_features_t(b).T
+    return out
+
+
+def encode_long_expert(boards: np.ndarray) -> np.ndarray:
+    """The ``long_expert`` inputs: the ``long`` encoder's 212 followed by
+    :func:`nardy_ai.features_long.long_features`, ``(M, 212 + N_FEATURES)`` float32."""
+    boards = np.asarray(boards)
+    return np.concatenate([encode_long(boards), long_features(boards)], axis=1)
 
 
 ENCODERS: dict[str, Encoder] = {

@@ -496,12 +496,3 @@ def long_features(boards: np.ndarray) -> np.ndarray:
     out[:, :-1] = per.reshape(len(PER_SIDE), 2, m).transpose(2, 0, 1).reshape(m, 2 * len(PER_SIDE))
     out[:, -1] = (contact[:m] + contact[m:]) > 0
     return out
-
-
-def encode_long_expert(boards: np.ndarray) -> np.ndarray:
-    """The ``long_expert`` inputs: the ``long`` encoder's 212 followed by
-    :func:`long_features`, ``(M, 212 + N_FEATURES)`` float32."""
-    from .encoding import encode_long        # encoding registers this encoder: import late
-
-    boards = np.asarray(boards)
-    return np.concatenate([encode_long(boards), long_features(boards)], axis=1)

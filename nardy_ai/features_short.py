@@ -110,7 +110,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .board import BAR, OFF, OPP_BAR, OPP_OFF
+from .board import BAR, OPP_BAR
 
 PER_SIDE = ("hit1", "hit2", "pip_loss", "back_escapes", "contain", "acontain", "mobility",
             "timing", "free_pips", "break_contact", "pips", "prime", "backbone", "anchors",
@@ -422,30 +422,6 @@ def expert_features(boards: np.ndarray) -> np.ndarray:
     """The :data:`N_FEATURES` expert features of backgammon-family afterstates, ``(M, 40)``
     float32, columns :data:`FEATURE_NAMES` (module docstring: definitions, units, scales)."""
     return np.ascontiguousarray(expert_features_t(boards).T)
-
-
-def encode_expert(boards: np.ndarray) -> np.ndarray:
-    """The ``expert`` encoder: TD-Gammon's 198 inputs, then :func:`expert_features`."""
-    from .encoding import _UNARY      # TD-Gammon's units per point count (encoding imports us)
-    b = np.asarray(boards)
-    m = len(b)
-    out = np.empty((m, 198 + N_FEATURES), np.float32)
-    # The 198 inputs of encode_tdgammon (a test checks they are equal), written into ``out``
-    # a few hundred rows at a time: a small buffer instead of two arrays of the whole batch.
-    units = out[:, :192].reshape(m, 24, 8)                    # a view: rows of 24 x 8 units
-    buf = np.empty((256, 24, 8), np.float32)
-    for s in range(0, m, 256):
-        rows = b[s:s + 256, :24].astype(np.intp) + 15
-        np.take(_UNARY, rows, axis=0, out=buf[:len(rows)])
-        units[s:s + len(rows)] = buf[:len(rows)]
-    out[:, 192] = b[:, BAR] / 2.0
-    out[:, 193] = b[:, OPP_BAR] / 2.0
-    out[:, 194] = b[:, OFF] / 15.0
-    out[:, 195] = b[:, OPP_OFF] / 15.0
-    out[:, 196] = 0.0
-    out[:, 197] = 1.0
-    out[:, 198:] = expert_features_t(b).T
-    return out
 
 
 def _features(b: np.ndarray, out: np.ndarray) -> None:

@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .board import BAR, BOARD_SIZE, CHECKERS, OFF, OPP_BAR, OPP_OFF, validate, validate_dice
+from .board import (BAR, BOARD_SIZE, CHECKERS, CUBE_ACCESS, CUBE_OWNERS, OFF, OPP_BAR, OPP_OFF, validate,
+                    validate_dice)
 from .errors import FormatError, InvalidDice, InvalidPosition
 from .variants import Variant, get_variant
 
@@ -52,7 +53,6 @@ _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_VALUE = {c: i for i, c in enumerate(_B64)}
 _KEY_BITS = 80
 _ID_LENGTH = 14
-_CUBE_OWNERS = ("centre", "mover", "opponent")
 
 
 def _short_variant(variant: str | Variant, what: str) -> Variant:
@@ -201,9 +201,9 @@ def xgid(board: np.ndarray, dice: tuple[int, int] | None = None, cube_value: int
             chars[i + 1] = _xg_char(opp[23 - i], upper=False)
 
     cube_exp = _log2(cube_value, "cube_value")
-    if cube_owner not in _CUBE_OWNERS:
-        raise FormatError(f"cube_owner = {cube_owner!r} must be one of {', '.join(_CUBE_OWNERS)}")
-    cube_pos = {"centre": 0, "mover": 1, "opponent": -1}[cube_owner]
+    if cube_owner not in CUBE_OWNERS:
+        raise FormatError(f"cube_owner = {cube_owner!r} must be one of {', '.join(CUBE_OWNERS)}")
+    cube_pos = CUBE_ACCESS[cube_owner]
     actions = {None: None, "double": "D", "beaver": "B", "raccoon": "R"}
     if cube_action not in actions:
         raise FormatError(f"cube_action = {cube_action!r} must be None, 'double', 'beaver' or 'raccoon'")

@@ -23,6 +23,7 @@ from torch import nn
 
 from .encoding import Encoder, get_encoder
 from .errors import NardyError
+from .files import atomic_file
 from .variants import Variant, get_variant, variant_options, with_options
 
 CHECKPOINT_FORMAT = 1
@@ -171,14 +172,12 @@ class NeuralEvaluator:
 
     @classmethod
     def from_state(cls, state: dict, variant=None, device=None):
-        """Rebuild from :meth:`state`, refusing another variant or encoder version.  A net
-        set's state (``"kind": "netset"``) gives a :class:`~nardy_ai.netset.NetSet`."""
+        """Rebuild a single net from :meth:`state`, refusing another variant or encoder version.
+        Any evaluator's state (a net set's too): :func:`nardy_ai.netset.evaluator_from_state`."""
         kind = state.get("kind") if isinstance(state, dict) else None
-        if kind == "netset":
-            from .netset import NetSet
-            return NetSet.from_state(state, variant, device)
         if kind is not None:
-            raise CheckpointError(f"kind: unknown evaluator kind {kind!r} (known: a single net, netset)")
+            raise CheckpointError(f"kind: {kind!r} is not a single net (any evaluator: "
+                                  f"nardy_ai.netset.evaluator_from_state)")
         try:
             vid = state["variant"]
             v = with_options(vid, **state.get("options", {}))
@@ -204,11 +203,8 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
     """Write a checkpoint atomically: to a temporary file, then rename over ``path``."""
     path = os.fspath(path)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    torch.save(dict(payload, format=CHECKPOINT_FORMAT), tmp)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    with atomic_file(path, CheckpointError) as f:
+        torch.save(dict(payload, format=CHECKPOINT_FORMAT), f)
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict:
@@ -224,9 +220,3 @@ def load_checkpoint(path: str | os.PathLike) -> dict:
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT or "evaluator" not in data:
         raise CheckpointError(f"{path} is not a nardy_ai checkpoint (format {CHECKPOINT_FORMAT})")
     return data
-
-
-def load_evaluator(path: str | os.PathLike, variant=None, device=None):
-    """The evaluator stored in a checkpoint file (refusing another variant): a
-    :class:`NeuralEvaluator`, or a :class:`~nardy_ai.netset.NetSet` for a net set's."""
-    return NeuralEvaluator.from_state(load_checkpoint(path)["evaluator"], variant, device)

@@ -18,12 +18,13 @@ fallback), so weights travel as one state dict (Ray self-play actors).
 Checkpoints: :meth:`NetSet.state` is the ``evaluator`` entry of a checkpoint, marked
 ``"kind": "netset"`` with :data:`NETSET_FORMAT`, the variant, the class names and
 :data:`~nardy_ai.classes.CLASSES_VERSION`, each member's state and the fallback's.
-:meth:`nardy_ai.model.NeuralEvaluator.from_state` (and so ``load_evaluator`` and ``td:``
-agents) returns a net set for such a state and a single net for today's states.
+:func:`evaluator_from_state` (and so :func:`load_evaluator` and ``td:`` agents) returns a net
+set for such a state and a single net for a single net's.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Callable, Union
 
 import numpy as np
@@ -33,7 +34,7 @@ from torch import nn
 from .board import CHECKERS, OFF
 from .classes import CLASSES_VERSION, class_names, position_classes
 from .errors import NardyError
-from .model import CheckpointError, NeuralEvaluator, equity, n_outputs, outcome_targets
+from .model import CheckpointError, NeuralEvaluator, equity, load_checkpoint, n_outputs, outcome_targets
 from .variants import Variant, get_variant, variant_options, with_options
 
 #: The version of the net-set checkpoint layout (:meth:`NetSet.state`).
@@ -306,3 +307,21 @@ def _member_from_state(state, variant: Variant, device, where: str) -> Member:
 def as_netset(evaluator: NeuralEvaluator | NetSet) -> NetSet:
     """A net set of ``evaluator``: itself, or a single net as a set with only a fallback."""
     return evaluator if isinstance(evaluator, NetSet) else NetSet(evaluator.variant, {}, evaluator)
+
+
+def evaluator_from_state(state, variant=None, device=None) -> NeuralEvaluator | NetSet:
+    """The evaluator of a checkpoint's ``evaluator`` entry: a :class:`NetSet` for a net set's
+    state (``"kind": "netset"``), a :class:`~nardy_ai.model.NeuralEvaluator` for a single
+    net's; refuses another variant (:class:`~nardy_ai.model.CheckpointError`)."""
+    kind = state.get("kind") if isinstance(state, dict) else None
+    if kind == "netset":
+        return NetSet.from_state(state, variant, device)
+    if kind is not None:
+        raise CheckpointError(f"kind: unknown evaluator kind {kind!r} (known: a single net, netset)")
+    return NeuralEvaluator.from_state(state, variant, device)
+
+
+def load_evaluator(path: str | os.PathLike, variant=None, device=None) -> NeuralEvaluator | NetSet:
+    """The evaluator stored in a checkpoint file (refusing another variant): a
+    :class:`~nardy_ai.model.NeuralEvaluator`, or a :class:`NetSet` for a net set's."""
+    return evaluator_from_state(load_checkpoint(path)["evaluator"], variant, device)

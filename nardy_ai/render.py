@@ -17,14 +17,13 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from .board import BAR, OFF, OPP_BAR, OPP_OFF, pip_counts, validate, validate_dice
+from .board import BAR, CUBE_OWNERS, OFF, OPP_BAR, OPP_OFF, pip_counts, validate, validate_dice
 from .errors import InvalidPosition
 from .variants import Variant, get_variant
 
 __all__ = ["text_board", "svg_board"]
 
 _STACK = 5          # checkers drawn per point; the outermost carries the count beyond that
-_CUBE_OWNERS = ("centre", "mover", "opponent")
 
 
 def _prepare(board: Any, variant: str | Variant, dice: Any, cube: Any
@@ -40,8 +39,8 @@ def _prepare(board: Any, variant: str | Variant, dice: Any, cube: Any
         value, owner = cube.get("value", 1), cube.get("owner", "centre")
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise InvalidPosition(f"cube.value = {value!r} must be a positive integer")
-        if owner not in _CUBE_OWNERS:
-            raise InvalidPosition(f"cube.owner = {owner!r} must be one of {', '.join(_CUBE_OWNERS)}")
+        if owner not in CUBE_OWNERS:
+            raise InvalidPosition(f"cube.owner = {owner!r} must be one of {', '.join(CUBE_OWNERS)}")
         cube = {"value": int(value), "owner": owner}
     return b, v, d, cube
 

@@ -316,12 +316,12 @@ def play_task_with_files(files: dict, task: RolloutTask) -> tuple[int, dict]:
     """:func:`play_task` on a worker that may lack the agent's checkpoint (a Ray cluster
     without shared disk): a ``td:`` agent is built from the driver's copy of its file."""
     from .agents.neural import parse_td_spec
-    from .tournament import _local_copy
+    from .shipping import local_copy
     spec = task.agent
     if isinstance(spec, str) and spec.startswith("td:") and (task.variant, spec) not in _AGENTS:
         path, plies = parse_td_spec(spec[3:])
         if path in files:
-            local = _local_copy(path, *files[path])
+            local = local_copy(path, *files[path])
             built = spec if local == path else f"td:{local}" + (f"@{plies}ply" if plies else "")
             _AGENTS[(task.variant, spec)] = make_agent(built, task.variant)
     return play_task(task)
@@ -429,7 +429,7 @@ def rollout(boards, variant: str | Variant, agent: str | Agent, games: int = DEF
                                      min(C, games - g0), int(max_plies)))
     fn = play_task
     if backend is not None and backend.name == "ray" and isinstance(agent, str):
-        from .tournament import checkpoint_files    # cluster nodes may not have the checkpoint
+        from .shipping import checkpoint_files    # cluster nodes may not have the checkpoint
         fn = functools.partial(play_task_with_files, checkpoint_files([agent]))
     elif backend is not None and backend.name == "local" and backend.workers > 1 and len(tasks) > 1:
         _check_picklable(agent, evaluator)

@@ -66,9 +66,8 @@ def result_points(board_after_winning_play: np.ndarray, variant: str | Variant) 
     b = np.asarray(board_after_winning_play)
     if b.shape != (28,) or b[OFF] != 15:
         raise ValueError("result_points needs one (28,) board whose mover has borne off 15 (COM-6)")
-    level = int(result_levels(b[None], v)[0])
-    points = v.scoring[0] if v.jacoby else v.scoring[level - 1]
-    return level, int(points)
+    levels = result_levels(b[None], v)
+    return int(levels[0]), int(cubeless_points(levels, v)[0])
 
 
 def stake_points(levels: np.ndarray, value: np.ndarray, turned: np.ndarray,

@@ -95,3 +95,4 @@ def test_encoders_stay_inside_the_feature_bound():
         for name, enc in ENCODERS.items():
             if enc.family == ("long" if variant == "long" else "short"):
                 assert np.abs(enc(pos)).max() <= FEATURE_BOUND, name
+

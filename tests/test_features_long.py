@@ -14,9 +14,8 @@ from nardy_ai import movegen
 from nardy_ai.bench import random_positions
 from nardy_ai.board import OFF, OPP_OFF, flip, start_board, validate
 from nardy_ai.classes import long_contact
-from nardy_ai.encoding import ENCODERS, encode_long, get_encoder
-from nardy_ai.features_long import (COLUMN, FEATURE_NAMES, N_FEATURES, PER_SIDE, ROLLS,
-                                    encode_long_expert, long_features)
+from nardy_ai.encoding import ENCODERS, encode_long, encode_long_expert, get_encoder
+from nardy_ai.features_long import COLUMN, FEATURE_NAMES, N_FEATURES, PER_SIDE, ROLLS, long_features
 from nardy_ai.variants import Variant, get_variant
 
 

@@ -16,10 +16,10 @@ from nardy_ai.bench import random_positions
 from nardy_ai.board import flip
 from nardy_ai.classes import CLASSES_VERSION, class_names, position_classes
 from nardy_ai.encoding import ENCODERS, extends, get_encoder
-from nardy_ai.model import (CPU_ROWS, CheckpointError, NeuralEvaluator, equity, load_evaluator,
-                            n_outputs, save_checkpoint)
+from nardy_ai.model import CPU_ROWS, CheckpointError, NeuralEvaluator, equity, n_outputs, save_checkpoint
 from nardy_ai.movegen import generate
-from nardy_ai.netset import FALLBACK, BearoffMember, NetSet, NetSetError, as_netset
+from nardy_ai.netset import (FALLBACK, BearoffMember, NetSet, NetSetError, as_netset, evaluator_from_state,
+                             load_evaluator)
 from training.config import ConfigError, config_from_dict
 from training.td import Trainer
 
@@ -191,7 +191,7 @@ def _broken(mutate):
 ])
 def test_bad_netset_states_are_refused_naming_the_field(mutate, message):
     with pytest.raises(CheckpointError, match=message):
-        NeuralEvaluator.from_state(_broken(mutate), "backgammon", "cpu")
+        evaluator_from_state(_broken(mutate), "backgammon", "cpu")
 
 
 def test_a_netset_of_another_variant_is_refused(tmp_path):

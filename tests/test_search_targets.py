@@ -15,8 +15,8 @@ from nardy_ai.backends import make_backend
 from nardy_ai.bearoff import bearoff_outcomes
 from nardy_ai.board import OFF, flip
 from nardy_ai.classes import class_names, position_classes
-from nardy_ai.model import load_checkpoint, load_evaluator, save_checkpoint
-from nardy_ai.netset import NetSet
+from nardy_ai.model import load_checkpoint, save_checkpoint
+from nardy_ai.netset import NetSet, load_evaluator
 from nardy_ai.variants import get_variant
 from training.config import ConfigError, config_from_dict
 from training.search_targets import (SearchTargetsRun, class_quotas, evaluator_payload, fit_net,

@@ -230,7 +230,8 @@ def test_single_net_warm_start_over_an_extending_encoder(tmp_path):
     import numpy as np
 
     from nardy_ai.bench import random_positions
-    from nardy_ai.model import load_evaluator, save_checkpoint
+    from nardy_ai.model import save_checkpoint
+    from nardy_ai.netset import load_evaluator
     src = "checkpoints/backgammon/td80_anneal/checkpoint.pt"
     cfg = small_config("backgammon", model={"init_from": src, "encoder": "expert", "hidden": [80]})
     tr = Trainer(cfg, str(tmp_path / "a"), log=False)

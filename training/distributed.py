@@ -6,7 +6,7 @@ checkpoints exactly as a local run does (same folder layout, same checkpoint, ``
 works across backends).  Only where the games come from changes:
 
 - each actor (:class:`SelfPlayActor`, one CPU) holds its own copy of the network and plays
-  ``parallel_games`` games in lockstep with it (:class:`~training.td.SelfPlay`), returning
+  ``parallel_games`` games in lockstep with it (:class:`~training.selfplay.SelfPlay`), returning
   its finished games in batches of at least ``games_per_call``;
 - the learner publishes its weights every ``weights_every`` updates (an update: fitting one
   batch of ``td.update_games`` finished games; one ``ray.put``); an actor takes the newest
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from nardy_ai.backends import BackendError, ray_lost_work_errors, ray_task_error, require_ray, start_ray
-from nardy_ai.model import NeuralEvaluator
+from nardy_ai.netset import evaluator_from_state
 from nardy_ai.variants import parse_variant_spec
 
 
@@ -41,9 +41,9 @@ class SelfPlayActor:
 
     def __init__(self, variant: str, evaluator_state: dict, weights: dict, version: int,
                  parallel_games: int, epsilon: float, temperature: float, seed: list[int]):
-        from .td import SelfPlay
+        from .selfplay import SelfPlay
         torch.set_num_threads(1)
-        self.ev = NeuralEvaluator.from_state(evaluator_state, parse_variant_spec(variant), "cpu")
+        self.ev = evaluator_from_state(evaluator_state, parse_variant_spec(variant), "cpu")
         self.set_weights(weights, version)
         self.play = SelfPlay(self.ev, parallel_games, np.random.default_rng(np.random.SeedSequence(seed)),
                              epsilon, temperature)
@@ -65,7 +65,7 @@ class SelfPlayActor:
         return {"games": finished, "version": self.version, "seconds": time.perf_counter() - t0}
 
 
-def _weights(ev: NeuralEvaluator) -> dict:
+def _weights(ev) -> dict:
     return {k: v.detach().to("cpu").clone() for k, v in ev.net.state_dict().items()}
 
 

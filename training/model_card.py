@@ -22,7 +22,7 @@ from nardy_ai.files import write_atomic
 from nardy_ai.machine import machine_description
 from nardy_ai.game import play_match, summarize
 from nardy_ai.model import NeuralEvaluator, load_checkpoint, n_outputs
-from nardy_ai.netset import NetSet
+from nardy_ai.netset import NetSet, evaluator_from_state
 
 
 def training_wall_hours(metrics_path: str, gap_s: float = 600.0) -> float:
@@ -110,7 +110,7 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None) 
     search_targets = os.path.exists(os.path.join(run_dir, "state.json"))
     ckpt = os.path.join(run_dir, "current.pt" if search_targets else "checkpoint.pt")
     data = load_checkpoint(ckpt)
-    ev = NeuralEvaluator.from_state(data["evaluator"], device="cpu")
+    ev = evaluator_from_state(data["evaluator"], device="cpu")
     v = ev.variant
     agent = NeuralAgent(ev, name="td")
     t0 = time.time()

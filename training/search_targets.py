@@ -7,7 +7,7 @@ runs that as generations, each of four phases, each resumable:
 sample
     Self-play of the current evaluator at 0 ply with exploration (``sample.epsilon``: a
     uniformly random play; ``sample.temperature``: a softmax over equity), many games in
-    lockstep (:class:`training.td.SelfPlay`).  The positions kept are **afterstates** (the
+    lockstep (:class:`training.selfplay.SelfPlay`).  The positions kept are **afterstates** (the
     board just played, seen by the side that moved: what the evaluator values), each played
     afterstate a candidate with probability ``sample.keep`` (so that a class is spread over
     many games), finished games excluded.  Per-class quotas (``sample.quotas``, shares of
@@ -81,7 +81,7 @@ from nardy_ai.errors import NardyError
 from nardy_ai.files import atomic_file, write_atomic
 from nardy_ai.model import (CHECKPOINT_FORMAT, CheckpointError, NeuralEvaluator, equity,
                             load_checkpoint, n_outputs, save_checkpoint)
-from nardy_ai.netset import BearoffMember, NetSet, as_netset
+from nardy_ai.netset import BearoffMember, NetSet, as_netset, evaluator_from_state
 from nardy_ai.variants import Variant, get_variant, parse_variant_spec
 
 from .config import ConfigError, TrainConfig, require_same_config, check_quotas, config_from_dict
@@ -154,7 +154,7 @@ def initial_evaluator(cfg: TrainConfig, variant: Variant, device=None):
     m = cfg.model
     if m.init_from and not m.classes:
         try:
-            return NeuralEvaluator.from_state(load_checkpoint(m.init_from)["evaluator"], variant, device)
+            return evaluator_from_state(load_checkpoint(m.init_from)["evaluator"], variant, device)
         except CheckpointError as e:
             raise ConfigError(f"model.init_from: {e}") from None
 
@@ -182,7 +182,7 @@ def evaluator_from_bytes(sha: str, data: bytes, variant: Variant):
         if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
             raise CheckpointError("the evaluator sent to this worker is not a nardy_ai checkpoint")
         _EVALUATORS.clear()           # one evaluator per generation: keep the newest only
-        _EVALUATORS[sha] = NeuralEvaluator.from_state(payload["evaluator"], variant, "cpu")
+        _EVALUATORS[sha] = evaluator_from_state(payload["evaluator"], variant, "cpu")
     return _EVALUATORS[sha]
 
 
@@ -240,7 +240,7 @@ def sample_afterstates(evaluator, quotas: dict[str, int], seed: int, parallel_ga
     Returns None when ``stop()`` turns true (checked after every ply)."""
     from tqdm import tqdm
 
-    from .td import SelfPlay
+    from .selfplay import SelfPlay
     v = evaluator.variant
     names = class_names(v)
     ids = {c: names.index(c) for c in quotas if quotas[c] > 0}
@@ -678,7 +678,7 @@ class SearchTargetsRun:
                     self.writer.add_scalar(f"{kind}/{k}", val, g)
 
     def _load_current(self, device=None):
-        return NeuralEvaluator.from_state(load_checkpoint(self.current_path)["evaluator"], self.v,
+        return evaluator_from_state(load_checkpoint(self.current_path)["evaluator"], self.v,
                                           device if device is not None else self.device)
 
     def _quotas(self, netset: NetSet) -> dict[str, int]:
@@ -959,7 +959,7 @@ class SearchTargetsRun:
         from nardy_ai.agents.neural import NeuralAgent
         from nardy_ai.game import play_match, summarize
         path = os.path.join(self.gen_dir(g), "candidate.pt")
-        cand = NeuralEvaluator.from_state(load_checkpoint(path)["evaluator"], self.v, self.device)
+        cand = evaluator_from_state(load_checkpoint(path)["evaluator"], self.v, self.device)
         cur = self._load_current()
         t0 = time.perf_counter()
         res = gate_match(cand, cur, self.cfg.gate.games, _seed(self.cfg.seed, g), self._stopping)
@@ -1062,10 +1062,10 @@ def bench_labels(variant="backgammon", checkpoint: str | None = None, seconds: f
     import multiprocessing as mp
 
     from nardy_ai.backends import make_backend
-    from nardy_ai.bench import ROLLOUT_NETS
+    from nardy_ai.shipping import BENCH_NETS
     from nardy_ai.machine import machine_description
     v = get_variant(variant)
-    path = checkpoint or ROLLOUT_NETS.get(v.id)
+    path = checkpoint or BENCH_NETS.get(v.id)
     if path is None:
         raise NardyError(f"no shipped net for {v.id}: give --checkpoint")
     if not os.path.isabs(path) and not os.path.exists(path):

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..movegen import Afterstates, segment_argmax, segment_ids  # noqa: F401  (their home was here)
+from ..movegen import Afterstates, segment_argmax, segment_ids  # noqa: F401  (re-exported: their home was here)
 from ..variants import Variant
 
 

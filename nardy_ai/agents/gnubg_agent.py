@@ -45,6 +45,7 @@ import numpy as np
 
 from ..board import BAR, CHECKERS, OFF, OPP_BAR, flip
 from ..errors import UnknownAgent
+from ..formats import xgid as format_xgid
 from ..scoring import result_levels
 from ..movegen import Afterstates
 from ..search import MoveFilter, filtered_choice
@@ -94,19 +95,13 @@ _CUBE_LINES = {"no_double": re.compile(r"No (?:re)?double\s+([-+]\d+\.\d+)"),
 
 def xgid(board: np.ndarray, cube: int, owner: int, jacoby: bool, beaver: bool) -> str:
     """The XGID of ``board`` (28, seen by the player on roll, who is X) before the roll, money
-    play; ``cube`` the log2 of the stake, ``owner`` 1 (X), -1 (O) or 0 (centred)."""
-    b = np.asarray(board)
-    chars = ["-"] * 26
-    for i in range(24):
-        n = int(b[i])
-        if n:
-            chars[i + 1] = chr((ord("A") if n > 0 else ord("a")) + abs(n) - 1)
-    if b[OPP_BAR]:
-        chars[0] = chr(ord("a") + int(b[OPP_BAR]) - 1)
-    if b[BAR]:
-        chars[25] = chr(ord("A") + int(b[BAR]) - 1)
-    rules = int(jacoby) + 2 * int(beaver)
-    return f"XGID={''.join(chars)}:{cube}:{owner}:1:00:0:0:{rules}:0:20"
+    play; ``cube`` the log2 of the stake, ``owner`` 1 (X), -1 (O) or 0 (centred); the cube may
+    reach 2**20 (:func:`nardy_ai.formats.xgid` writes it)."""
+    return format_xgid(board, cube_value=2 ** int(cube), cube_owner=_OWNER_NAMES[int(owner)],
+                       jacoby=jacoby, beaver=beaver, max_cube=2 ** 20)
+
+
+_OWNER_NAMES = {0: "centre", 1: "mover", -1: "opponent"}
 
 
 def load_gnubg():

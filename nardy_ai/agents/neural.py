@@ -15,7 +15,8 @@ import numpy as np
 
 from ..cube import cube_efficiency, double_decision, take_decision
 from ..errors import UnknownAgent
-from ..model import NeuralEvaluator, load_evaluator
+from ..model import NeuralEvaluator
+from ..netset import load_evaluator
 from ..movegen import Afterstates
 from ..search import (MAX_PLIES, MoveFilter, best_afterstates, filters_for, neural_evaluation,
                       search_equity, search_values)

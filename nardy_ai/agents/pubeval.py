@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..board import BAR, CHECKERS, OFF, OPP_BAR
+from ..board import CHECKERS, OFF, OPP_BAR
+from ..classes import short_contact
 from ..errors import UnknownAgent
 from ..movegen import Afterstates
 from ..variants import Variant
@@ -89,14 +90,8 @@ _POINT_BASE = np.arange(24) * 31 + 15
 
 def is_race(boards: np.ndarray) -> np.ndarray:
     """``(M,)`` bool: no contact left (BG family, mover's view): every mover checker has
-    passed every opponent checker.  The mover moves down from 24 (bar: 25), the opponent up
-    from 1 (bar: 0)."""
-    b = np.asarray(boards)
-    idx = np.arange(1, 25)
-    mine, theirs = b[:, :24] > 0, b[:, :24] < 0
-    my_back = np.where(b[:, BAR] > 0, 25, (idx * mine).max(1))
-    opp_back = np.where(b[:, OPP_BAR] > 0, 0, np.where(theirs, idx, 25).min(1))
-    return my_back < opp_back
+    passed every opponent checker (:func:`nardy_ai.classes.short_contact`, negated)."""
+    return ~short_contact(np.asarray(boards))
 
 
 def pubeval_scores(boards: np.ndarray, race: np.ndarray) -> np.ndarray:

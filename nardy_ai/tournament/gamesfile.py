@@ -1,0 +1,60 @@
+"""The games file of a tournament folder: one JSON line per game, append-only, read back on resume (see :mod:`nardy_ai.tournament`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+
+from ..board import parse_json
+from ..errors import FormatError
+from ..game import GameRecord
+from .settings import TournamentError
+
+
+def game_line(a: str, b: str, index: int, record: GameRecord) -> str:
+    """One line of ``games.jsonl`` (no newline)."""
+    d = json.loads(record.to_json())
+    return json.dumps({"pairing": [a, b], "index": index, **d}, separators=(",", ":"), ensure_ascii=False)
+
+
+def read_games(path: str | os.PathLike) -> dict[tuple[str, str, int], GameRecord]:
+    """The games of a ``games.jsonl``, keyed ``(A, B, index)``.  A game that appears twice is
+    counted once (the first line); a last line cut short by a kill (no newline) is ignored; any
+    other bad line raises :class:`FormatError` naming its line number."""
+    games: dict[tuple[str, str, int], GameRecord] = {}
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return games
+    except OSError as e:
+        raise FormatError(f"cannot read {path}: {e.strerror}") from None
+    lines = text.split("\n")
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            d = parse_json(line)
+            (a, b), index = d.pop("pairing"), int(d.pop("index"))
+            record = GameRecord.from_json(json.dumps(d))
+        except (AttributeError, KeyError, TypeError, ValueError, FormatError) as e:
+            if n == len(lines):
+                continue                       # the torn tail of an interrupted write
+            raise FormatError(f"{path} line {n}: not a tournament game: {e}") from None
+        games.setdefault((str(a), str(b), index), record)
+    return games
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Drop a last line without its newline (a write cut short), so appends start clean."""
+    if not path.exists():
+        return
+    try:
+        with open(path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+    except OSError as e:
+        raise TournamentError(f"cannot repair {path}: {e.strerror}") from None

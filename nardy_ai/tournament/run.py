@@ -1,0 +1,139 @@
+"""Running a tournament: scheduling chunks on a backend, writing games as they arrive, resuming (see :mod:`nardy_ai.tournament`)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+
+from ..backends import Backend, check_backend, make_backend, require_ray
+from ..files import FolderLock, write_atomic
+from ..shipping import checkpoint_files
+from ..machine import machine_description
+from ..game import GameRecord
+from .gamesfile import _cut_torn_tail, game_line, read_games
+from .outputs import display_name, format_summary, write_outputs
+from .schedule import Chunk, _agent, play_chunk, play_chunk_with_files, schedule
+from .settings import CONFIG_FILE, GAMES_FILE, SESSIONS_FILE, TournamentConfig, TournamentError, load_config
+from .statistics import summarize_tournament
+
+
+def _leader(tally: dict[str, list[float]]) -> str:
+    played = {a: p / n for a, (p, n) in tally.items() if n}
+    if not played:
+        return ""
+    best = max(played, key=lambda a: played[a])
+    return f"leader {display_name(best, 24)} {played[best]:+.2f} pts/game"
+
+
+def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: bool = False, jobs: int | None = None,
+                   progress: bool = True, log: Callable[[str], None] = print, backend: str | Backend = "local",
+                   address: str | None = None, play: Callable[[Chunk], tuple] | None = None) -> dict:
+    """Play (or finish) a tournament in folder ``out`` and write its outputs; the summary.
+
+    Without ``resume`` the folder must not hold a tournament yet; with it, ``config`` must be
+    the saved one (see :func:`resume_config`) and the games already in ``games.jsonl`` are
+    kept.  Chunks run on ``backend`` (see :mod:`nardy_ai.backends`: ``local`` with ``jobs``
+    spawned processes, default 1, or ``ray`` at ``address``, or a :class:`Backend` object);
+    results do not depend on the backend or ``jobs``.  ``play`` replaces :func:`play_chunk`
+    (tests use it to kill workers).
+    """
+    config.check()
+    for spec in config.agents:          # a bad spec fails here, before any file is written
+        _agent(config.variant, spec)
+    own = not isinstance(backend, Backend)
+    if own:                             # so do bad backend options and a missing Ray
+        check_backend(backend, jobs, address)
+        if backend == "ray":
+            require_ray()
+    out = Path(out)
+    if resume and load_config(out) != config:
+        raise TournamentError(f"--resume: the settings differ from those saved in {out / CONFIG_FILE}")
+    runner = make_backend(backend, jobs, address, log) if own else backend    # Ray joins or fails here
+    try:
+        if not resume:
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise TournamentError(f"cannot create {out}: {e.strerror}") from None
+        with FolderLock(out, "nardy tournament", TournamentError):
+            if play is None and runner.name == "ray":     # cluster nodes may not have the checkpoints
+                play = functools.partial(play_chunk_with_files, checkpoint_files(config.agents))
+            return _play(config, out, resume, runner, play or play_chunk, progress, log)
+    finally:
+        if own:
+            runner.close()
+
+
+def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, play: Callable,
+          progress: bool, log: Callable[[str], None]) -> dict:
+    from tqdm import tqdm
+
+    games_path = out / GAMES_FILE
+    if resume:
+        _cut_torn_tail(games_path)
+        done = read_games(games_path)
+    else:
+        if (out / CONFIG_FILE).exists() or games_path.exists():
+            raise TournamentError(f"{out} already holds a tournament; continue it with --resume or choose another --out")
+        write_atomic(out / CONFIG_FILE, json.dumps(config.to_json(), indent=1, ensure_ascii=False) + "\n")
+        done = {}
+    chunks = schedule(config)
+    expected = {(c.a, c.b, i) for c in chunks for i in c.indices()}
+    stray = next((k for k in done if k not in expected), None)
+    if stray:
+        raise TournamentError(f"{games_path} holds game {stray[2]} of {stray[0]} vs {stray[1]}, "
+                              f"which is not part of this tournament")
+    todo = [c for c in chunks if any((c.a, c.b, i) not in done for i in c.indices())]
+    remaining = sum(1 for c in todo for i in c.indices() if (c.a, c.b, i) not in done)
+    tally = {a: [0.0, 0] for a in config.agents}
+
+    def count(a: str, b: str, r: GameRecord) -> None:
+        pts = r.points if (r.winner == 0) == (r.white == a) else -r.points
+        tally[a][0] += pts
+        tally[a][1] += 1
+        tally[b][0] -= pts
+        tally[b][1] += 1
+
+    for (a, b, _), r in done.items():
+        count(a, b, r)
+    if done and remaining:
+        log(f"resuming {out}: {len(done)} games already played, {remaining} to go")
+    start = time.perf_counter()
+    with open(games_path, "a", encoding="utf-8") as f, \
+            tqdm(total=remaining, unit="game", desc="tournament", disable=not progress or not remaining,
+                 file=sys.stderr, dynamic_ncols=True) as bar:
+        for chunk, (_, results) in backend.run(play, todo):
+            lines = []
+            for index, record in results:
+                key = (chunk.a, chunk.b, index)
+                if key in done:
+                    continue
+                done[key] = record
+                count(chunk.a, chunk.b, record)
+                lines.append(game_line(chunk.a, chunk.b, index, record) + "\n")
+            f.write("".join(lines))
+            f.flush()
+            os.fsync(f.fileno())
+            bar.update(len(lines))
+            bar.set_postfix_str(_leader(tally), refresh=False)
+    elapsed = time.perf_counter() - start
+    summary = summarize_tournament(config, done)
+    if remaining:
+        log(f"{remaining} games in {elapsed:.1f} s ({remaining / max(elapsed, 1e-9):.1f} games/s, "
+            f"{backend.describe()})")
+        session = {"finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "games": remaining,
+                   "seconds": round(elapsed, 3), "games_per_s": round(remaining / max(elapsed, 1e-9), 2),
+                   "backend": backend.name, "workers": backend.workers, "runs": backend.describe(),
+                   "tasks_rerun": backend.restarts, "machine": machine_description()}
+        with open(out / SESSIONS_FILE, "a", encoding="utf-8") as f:
+            f.write(json.dumps(session) + "\n")
+    written = write_outputs(out, config, summary, done, log)     # files first: printing may fail
+    log(format_summary(summary))
+    log("written: " + ", ".join(str(p) for p in [games_path, *written]))
+    return summary
