@@ -26,17 +26,16 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import IO, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from .agents.base import Agent, subset
-from .board import OFF, flip, parse_json, start_board
+from .board import OFF, flip, parse_json
 from . import core
-from .cube import CubeState, apply as cube_apply, game_points, new_state, stakes_name
+from .cube import CubeState, Stakes, apply as cube_apply, new_state, stakes_name
 from .errors import FormatError, IllegalPlay, NardyError, UnknownVariant
-from .movegen import generate
 from .scoring import result_levels, result_points  # noqa: F401  (their home before the core)
 from .stats import mean_ci95, wilson_interval  # noqa: F401  (wilson_interval's home was here)
 from .variants import Variant, variant_options, with_options
@@ -305,8 +304,10 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
     ``k`` from its mover's view, the last row the position after the winning play (winner's
     view).  Every play must be the notation of exactly one legal afterstate (else
     :class:`IllegalPlay`); turns must alternate from ``first`` and the game must end on the
-    last turn with the recorded winner, level and points (else :class:`FormatError`).
-    Games of the same rules are replayed together, one generator call per ply.
+    last turn with the recorded winner, level and points (else :class:`FormatError`); every
+    cube action must be legal (:class:`~nardy_ai.errors.IllegalCubeAction`).  Games of the
+    same rules are replayed together through the game core (:mod:`nardy_ai.core`), one
+    generator call per ply; the core scores them, stakes included.
     """
     out: list[np.ndarray | None] = [None] * len(records)
     groups: dict[tuple, list[int]] = {}
@@ -317,19 +318,31 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
     for members in groups.values():
         v = records[members[0]].rules()
         recs = [records[i] for i in members]
+        n = len(recs)
         plies = np.array([r.plies for r in recs])
         passed = np.array([r.passed for r in recs], bool)
-        hist = np.zeros((len(recs), plies.max() + 1, 28), np.int8)
-        boards = np.repeat(start_board(v)[None], len(recs), axis=0)
-        for k in range(plies.max()):
-            act = np.flatnonzero(plies > k)
+        first = np.array([r.first for r in recs], np.int64)
+        staked = any(r.stakes != "none" for r in recs)
+        for r in recs:
+            if r.stakes != "none":
+                _replay_cube(r, v)                      # every action legal, the stake as recorded
+        games = replace(core.fresh(v, n), turn=first.copy(), first=first.copy(),
+                        stakes=Stakes.start(v, n) if staked else None)
+        hist = np.zeros((n, plies.max() + 1, 28), np.int8)
+        dice = np.zeros((n, 2), np.int64)
+        for k in range(plies.max() + 1):
+            if staked:
+                games = _replay_cube_actions(games, recs, k)
+            act = np.flatnonzero((plies > k) & ~games.over)
+            if not len(act):
+                continue
             for j in act:
                 r = recs[j]
-                if r.turns[k].player != (r.first + k) % 2:
+                if r.turns[k].player != games.turn[j]:
                     raise FormatError(f"game {r.game}, turn {k + 1}: player {r.turns[k].player} "
                                       f"is not on roll")
-            dice = np.array([recs[j].turns[k].dice for j in act])
-            after = generate(boards[act], dice, v, notation=True)
+                dice[j] = r.turns[k].dice
+            after = core.legal(games, dice, act, notation=True)
             rows = np.empty(len(act), np.int64)
             for a, j in enumerate(act):
                 lo, hi = int(after.offsets[a]), int(after.offsets[a + 1])
@@ -341,35 +354,54 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
                                       f"legal: {', '.join(repr(p) for p in legal)}")
                 rows[a] = lo + legal.index(play)
             new = after.boards[rows]
-            hist[act, k] = boards[act]
+            hist[act, k] = games.board[act]
             last = (plies[act] == k + 1) & ~passed[act]     # a pass ends a game before a roll
             if np.any((new[:, OFF] == 15) != last):
                 j = act[np.flatnonzero((new[:, OFF] == 15) != last)[0]]
                 raise FormatError(f"game {recs[j].game}: the game does not end at its last turn (COM-6)")
             hist[act[last], k + 1] = new[last]
-            boards[act] = flip(new, v)
+            games = core.play(games, act, new)
         for j, r in enumerate(recs):
             if passed[j]:
-                hist[j, r.plies] = boards[j]
-            final = hist[j, r.plies]
-            if r.stakes != "none":
-                state = _replay_cube(r, v)
-                if r.passed:
-                    lv, pt, won = 1, state.points, state.winner
-                else:
-                    lv = int(result_levels(final[None], v)[0])
-                    pt, won = game_points(state, lv, v), r.turns[-1].player
-                if r.winner != won or (lv, pt) != (r.level, r.points):
-                    raise FormatError(f"game {r.game}: recorded winner {r.winner}, level {r.level}, "
-                                      f"{r.points} points; replay gives {won}, {lv}, {pt}")
-                out[members[j]] = hist[j, :r.plies + 1]
-                continue
-            lv, pt = result_points(final, v)
-            if r.winner != r.turns[-1].player or (lv, pt) != (r.level, r.points):
+                hist[j, r.plies] = games.board[j]
+            got = (int(games.winner[j]), int(games.level[j]), int(games.points[j]))
+            if not games.over[j] or got != (r.winner, r.level, r.points):
                 raise FormatError(f"game {r.game}: recorded winner {r.winner}, level {r.level}, "
-                                  f"{r.points} points; replay gives {r.turns[-1].player}, {lv}, {pt}")
+                                  f"{r.points} points; replay gives "
+                                  + (f"{got[0]}, {got[1]}, {got[2]}" if games.over[j] else "no result"))
             out[members[j]] = hist[j, :r.plies + 1]
     return out
+
+
+def _replay_cube_actions(games: core.Games, recs: Sequence[GameRecord], ply: int) -> core.Games:
+    """The recorded cube actions of ``ply`` applied to the core's stakes (BG-M automatic
+    doubles, takes, beavers and passes; an offer itself changes no stake)."""
+    for j, r in enumerate(recs):
+        for at, player, action, _ in r.cube:
+            if at != ply:
+                continue
+            g = np.array([j])
+            if action == "auto":
+                st = games.stakes
+                value = st.value.copy()
+                value[j] *= 2
+                games = replace(games, stakes=replace(st, value=value))
+            elif action == "take" and _answers_beaver(r, at, player):
+                games = core.take_beaver(games, g)
+            elif action == "take":
+                games = core.take(games, g, player)
+            elif action == "beaver":
+                games = core.beaver(games, g, player)
+            elif action == "pass":
+                games = core.refuse(games, g, 1 - player)
+    return games
+
+
+def _answers_beaver(r: GameRecord, ply: int, player: int) -> bool:
+    """Whether ``player``'s take at ``ply`` answers a beaver (BG-B: the doubler accepting the
+    redouble) rather than a double."""
+    actions = [(p, a) for at, p, a, _ in r.cube if at == ply]
+    return any(a == "beaver" for p, a in actions) and any(p == player and a == "double" for p, a in actions)
 
 
 def _replay_cube(r: GameRecord, v: Variant) -> CubeState:

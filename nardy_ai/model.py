@@ -68,7 +68,7 @@ def flip_outcomes(probs, variant: str | Variant):
 
 def outcome_targets(levels: np.ndarray, variant: str | Variant) -> np.ndarray:
     """Exact outcome vectors ``(N, n_outputs)`` for games the mover has just won at ``levels``
-    (1-based result levels, as :func:`nardy_ai.game.result_levels` returns)."""
+    (1-based result levels, as :func:`nardy_ai.scoring.result_levels` returns)."""
     L = len(get_variant(variant).scoring)
     levels = np.asarray(levels)
     out = np.zeros((len(levels), 2 * L - 1), np.float32)

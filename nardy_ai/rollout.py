@@ -15,7 +15,7 @@ afterstates: the root player is the side that has just moved and the opponent ro
 Every figure is the root player's.
 
 Scoring.  A game ends when a side bears off its 15th checker (COM-6) and is scored exactly:
-:func:`nardy_ai.game.result_levels` on the winning afterstate, turned into an outcome vector by
+:func:`nardy_ai.scoring.result_levels` on the winning afterstate, turned into an outcome vector by
 :func:`nardy_ai.model.outcome_targets` and flipped (:func:`nardy_ai.model.flip_outcomes`) when
 the winner is the opponent.  A truncated rollout (``truncate = T``) stops each game still
 running after ``T`` plies (the root's play of given dice counts as a ply) and scores it by the

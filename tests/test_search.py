@@ -11,7 +11,8 @@ from nardy_ai.agents.neural import NeuralAgent, parse_td_spec
 from nardy_ai.bench import random_positions
 from nardy_ai.board import OFF, flip, start_board
 from nardy_ai.errors import NardyError, UnknownAgent
-from nardy_ai.game import play_games, result_levels
+from nardy_ai.game import play_games
+from nardy_ai.scoring import result_levels
 from nardy_ai.model import NeuralEvaluator, equity, flip_outcomes, outcome_targets, save_checkpoint
 from nardy_ai.movegen import generate
 from nardy_ai.search import (MoveFilter, afterstate_values, best_afterstates, equity_evaluation,
