@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .board import CUBE_ACCESS, pip_counts
+from .board import CUBE_ACCESS, CUBE_OWNERS, pip_counts
 from .errors import IllegalCubeAction, UnknownOption
 from .scoring import stake_points
 from .variants import Variant, get_variant, with_options
@@ -204,18 +204,64 @@ class Stakes:
         return CubeState(self.kind, self.progression, int(self.value[g]), int(self.owner[g]),
                          turned=bool(self.turned[g]))
 
-    def views(self, games: np.ndarray, viewer: np.ndarray) -> list[dict]:
-        """The cube as agents see it (``double`` / ``take`` / ``beaver`` calls, the protocol's
-        ``cube`` object): per game a dict with ``value``, ``owner`` (``"centre"``, ``"mover"``
-        = the viewer, ``"opponent"``), ``next`` (the stake after a raise), ``turned``, ``stakes``."""
-        out = []
-        nxt = self.next_value(games)
-        for g, p, n in zip(np.asarray(games).tolist(), np.asarray(viewer).tolist(), nxt.tolist()):
-            o = int(self.owner[g])
-            owner = "centre" if o == CENTRE else ("mover" if o == p else "opponent")
-            out.append({"value": int(self.value[g]), "owner": owner, "next": int(n),
-                        "turned": bool(self.turned[g]), "stakes": self.kind})
-        return out
+    def views(self, games: np.ndarray, viewer: np.ndarray, on_roll: bool = False) -> CubeViews:
+        """The stakes of ``games`` as the deciding ``viewer`` (one player per game) sees them:
+        the ``cubes`` argument of agents' ``double`` / ``take`` / ``beaver`` calls.  ``on_roll``:
+        the viewer is on roll (a doubler answering a beaver, BG-B)."""
+        games = np.asarray(games, np.int64)
+        o = self.owner[games]
+        access = np.where(o == CENTRE, 0, np.where(o == np.asarray(viewer), 1, -1))
+        return CubeViews(self.kind, self.value[games].copy(), access.astype(np.int64),
+                         np.asarray(self.next_value(games), np.int64), self.turned[games].copy(),
+                         np.full(len(games), bool(on_roll)))
+
+
+@dataclass(frozen=True)
+class CubeViews:
+    """The stake of a batch of cube decisions, each seen by the player deciding: arrays of one
+    row per position (a view of :class:`Stakes`, or read from the protocol's JSON ``cube``).
+
+    ``value`` the stake; ``access`` +1 the decider holds the cube (may raise next), -1 the
+    opponent does, 0 centred (:data:`~nardy_ai.board.CUBE_ACCESS`); ``next`` the stake after a
+    raise; ``turned`` a raise was ever taken (BG-J); ``on_roll`` the decider is on roll (a
+    doubler answering a beaver).  Agents that want one dict per position iterate over it (or
+    index it): ``{"value", "owner", "next", "turned", "stakes"}`` (plus ``"on_roll": True``),
+    the protocol's JSON form.
+    """
+    kind: str
+    value: np.ndarray
+    access: np.ndarray
+    next: np.ndarray
+    turned: np.ndarray
+    on_roll: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __getitem__(self, i: int) -> dict:
+        d = {"value": int(self.value[i]), "owner": CUBE_OWNERS[int(self.access[i])],
+             "next": int(self.next[i]), "turned": bool(self.turned[i]), "stakes": self.kind}
+        if self.on_roll[i]:
+            d["on_roll"] = True
+        return d
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    @classmethod
+    def from_dicts(cls, cubes, v: Variant) -> CubeViews:
+        """Views of cube dicts (the protocol's JSON ``cube`` objects, missing keys defaulted:
+        value 1, centred, the variant's next stake, not turned, not on roll); a
+        :class:`CubeViews` is returned as it is."""
+        if isinstance(cubes, CubeViews):
+            return cubes
+        prog = v.dave_progression if v.stakes == "dave" else "geometric"
+        value = np.array([int(c.get("value", 1)) for c in cubes], np.int64)
+        nxt = np.array([int(c.get("next", next_stake(int(c.get("value", 1)), prog))) for c in cubes], np.int64)
+        return cls(v.stakes if v.stakes in ("cube", "dave") else "cube", value,
+                   np.array([CUBE_ACCESS[c.get("owner", "centre")] for c in cubes], np.int64), nxt,
+                   np.array([bool(c.get("turned", False)) for c in cubes], bool),
+                   np.array([bool(c.get("on_roll", False)) for c in cubes], bool))
 
 
 # --- decisions --------------------------------------------------------------------------------
@@ -287,20 +333,14 @@ def janowski_equity(p, W, L, x, access, r=2.0):
     return (1 - x) * dead + x * live
 
 
-def raise_ratio(cubes: list[dict], v: Variant) -> np.ndarray:
-    """``r`` per position: the stake after the raise over the stake now (``"next"`` in the cube
-    dicts; without it the variant's progression: ×2, or +1 for arithmetic dave)."""
-    prog = v.dave_progression if v.stakes == "dave" else "geometric"
-    return np.array([float(c.get("next", next_stake(c["value"], prog))) / float(c["value"])
-                     for c in cubes])
+def raise_ratio(cubes, v: Variant) -> np.ndarray:
+    """``r`` per position: the stake after the raise over the stake now (a :class:`CubeViews`
+    or cube dicts)."""
+    c = CubeViews.from_dicts(cubes, v)
+    return c.next.astype(float) / c.value.astype(float)
 
 
-def _access(cubes: list[dict]) -> np.ndarray:
-    return np.array([CUBE_ACCESS[c.get("owner", "centre")]
-                     for c in cubes], float)
-
-
-def double_decision(probs: np.ndarray, cubes: list[dict], v: Variant, x: np.ndarray,
+def double_decision(probs: np.ndarray, cubes, v: Variant, x: np.ndarray,
                     single_if_centred: bool | None = None):
     """Double? for the player on roll with outcome probabilities ``probs`` ``(N, K)`` (its own
     view).  Returns ``(decisions (N,) bool, equities)``: each a dict of ``no_double``,
@@ -308,12 +348,12 @@ def double_decision(probs: np.ndarray, cubes: list[dict], v: Variant, x: np.ndar
     ``min(double_take, double_pass) > no_double``.  BG-J: with Jacoby and a never-turned cube
     the no-double equity counts gammons as single games."""
     p, W, L = win_values(probs, v)
-    r = raise_ratio(cubes, v)
-    access = _access(cubes)
+    c = CubeViews.from_dicts(cubes, v)
+    r = c.next.astype(float) / c.value.astype(float)
+    access = c.access.astype(float)
     if single_if_centred is None:
         single_if_centred = v.jacoby
-    untouched = np.array([c.get("owner", "centre") == "centre" and not c.get("turned", False)
-                          for c in cubes]) & bool(single_if_centred)
+    untouched = (c.access == 0) & ~c.turned & bool(single_if_centred)
     nd = janowski_equity(p, np.where(untouched, 1.0, W), np.where(untouched, 1.0, L), x, access, r)
     dt = r * janowski_equity(p, W, L, x, -1, r)
     dp = np.ones_like(p)
@@ -323,7 +363,7 @@ def double_decision(probs: np.ndarray, cubes: list[dict], v: Variant, x: np.ndar
     return decisions, eq
 
 
-def take_decision(probs: np.ndarray, cubes: list[dict], v: Variant, x: np.ndarray):
+def take_decision(probs: np.ndarray, cubes, v: Variant, x: np.ndarray):
     """Take? for the player offered a raise, with outcome probabilities ``probs`` ``(N, K)`` of
     its own side.  Takes when its equity after the take, ``r ×`` the equity with the cube
     (access: the taker), is at least -1 (passing loses the current stake).  Returns

@@ -233,7 +233,7 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
     return recs
 
 
-def _ask(agent: Agent, op: str, boards: np.ndarray, cubes: list[dict], v: Variant, default: bool):
+def _ask(agent: Agent, op: str, boards: np.ndarray, cubes, v: Variant, default: bool):
     """One batched cube question to an agent; an agent without the method never doubles and
     always takes."""
     fn = getattr(agent, op, None)
@@ -284,9 +284,7 @@ def cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent
             games = core.beaver(games, bv, 1 - seat)
             for g_ in bv.tolist():
                 history[g_].append([ply, 1 - seat, "beaver", int(games.stakes.value[g_])])
-            cubes = games.stakes.views(bv, np.full(len(bv), seat))
-            for c in cubes:
-                c["on_roll"] = True            # the doubler answers, on roll
+            cubes = games.stakes.views(bv, np.full(len(bv), seat), on_roll=True)   # the doubler, on roll
             again = _ask(agents[seat], "take", games.board[bv], cubes, v, True)
             for g_ in bv[~again].tolist():
                 history[g_].append([ply, seat, "pass", int(games.stakes.value[g_])])

@@ -179,3 +179,26 @@ def test_restart_and_random_play_to_the_end():
         back = core.restart(games, np.arange(10))
         assert not back.over[:10].any() and back.over[10:].all()
         assert (back.board[:10] == start_board(games.variant)).all() and (back.plies[:10] == 0).all()
+
+
+def test_cube_views_are_the_stakes_seen_by_the_decider():
+    """One representation: agents see the core's stakes arrays (CUBE-1 access, BG-J turned),
+    as arrays or, iterated, as the protocol's dicts; dicts read back to the same arrays."""
+    from nardy_ai.cube import CubeViews
+    v = parse_variant_spec("backgammon")
+    games, _ = core.start(v, 3, np.random.default_rng(0), stakes="cube")
+    games = core.take(games, np.array([1, 2]), 1)        # player 1 owns the cube at 2 in games 1, 2
+    views = games.stakes.views(np.arange(3), np.array([0, 1, 0]))
+    assert views.access.tolist() == [0, 1, -1] and views.value.tolist() == [1, 2, 2]
+    assert views.next.tolist() == [2, 4, 4] and views.turned.tolist() == [False, True, True]
+    dicts = list(views)
+    assert dicts[0] == {"value": 1, "owner": "centre", "next": 2, "turned": False, "stakes": "cube"}
+    assert [d["owner"] for d in dicts] == ["centre", "mover", "opponent"]
+    back = CubeViews.from_dicts(dicts, games.variant)
+    for name in ("value", "access", "next", "turned", "on_roll"):
+        assert np.array_equal(getattr(back, name), getattr(views, name)), name
+    beaver = games.stakes.views(np.array([1]), np.array([1]), on_roll=True)
+    assert beaver[0]["on_roll"] is True
+    dave, _ = core.start("long", 1, np.random.default_rng(0), stakes="dave-arithmetic")
+    dave = core.take(dave, np.array([0]), 0)
+    assert dave.stakes.views(np.array([0]), np.array([1])).next.tolist() == [3]   # CUBE-D: +1

@@ -38,13 +38,16 @@ class Agent(ABC):
         scores that are not equities (random, heuristic) give ``None``.
 
         Agents that take cube decisions (CUBE-1, CUBE-D; :mod:`nardy_ai.cube`) also define,
-        batched over positions ``(N, 28)`` seen by the player deciding, with ``cubes`` a list
-        of dicts ``{"value", "owner"}`` (owner ``"centre"``, ``"mover"`` = the player deciding,
-        ``"opponent"``; for dave the player who may offer next) and, from the game runner, also
-        ``"next"`` (the stake after the raise), ``"turned"`` (BG-J), ``"stakes"``:
+        batched over positions ``(N, 28)`` seen by the player deciding, with ``cubes`` the
+        stakes of the batch as that player sees them: from the game runner and the game core a
+        :class:`nardy_ai.cube.CubeViews` (arrays ``value``, ``access``, ``next``, ``turned``,
+        ``on_roll``; iterating it gives one dict per position), from the protocol a list of
+        dicts ``{"value", "owner"}`` (owner ``"centre"``, ``"mover"`` = the player deciding,
+        ``"opponent"``; for dave the player who may offer next; optionally ``"next"``,
+        ``"turned"``, ``"on_roll"``); :meth:`nardy_ai.cube.CubeViews.from_dicts` reads either.  The methods:
         ``double(boards, cubes, variant)`` (the player deciding is on roll, before rolling),
-        ``take(boards, cubes, variant)`` (the doubler is on roll, unless the dict says
-        ``"on_roll": true``: the doubler answering a beaver) and, optionally, ``beaver(...)``
+        ``take(boards, cubes, variant)`` (the doubler is on roll, unless ``on_roll``: the
+        doubler answering a beaver) and, optionally, ``beaver(...)``
         (BG-B, same view as ``take``), each returning ``(decisions (N,) bool, equities: list of
         dict per position, or None)``.  The runner treats an agent without ``double`` as never
         doubling and one without ``take`` as always taking.

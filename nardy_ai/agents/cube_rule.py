@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cube import RACE_DOUBLE, RACE_TAKE, race_win_chance
+from ..cube import RACE_DOUBLE, RACE_TAKE, CubeViews, race_win_chance
 from ..variants import Variant
 from .pubeval import is_race
 
@@ -24,14 +24,14 @@ class PipCountCube:
     """Mixin: ``double`` and ``take`` by the pip-count rule (boards seen by the player deciding;
     for ``take`` the doubler is on roll unless the cube dict says ``"on_roll": true``)."""
 
-    def double(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+    def double(self, boards: np.ndarray, cubes, variant: Variant):
         boards = np.asarray(boards)
         p = race_win_chance(boards, variant, on_roll=True)
         return _race(boards, variant) & (p >= RACE_DOUBLE), [{"p": float(q)} for q in p]
 
-    def take(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+    def take(self, boards: np.ndarray, cubes, variant: Variant):
         boards = np.asarray(boards)
-        on_roll = np.array([bool(c.get("on_roll", False)) for c in cubes], bool)
+        on_roll = CubeViews.from_dicts(cubes, variant).on_roll
         p = np.where(on_roll, race_win_chance(boards, variant, True),
                      race_win_chance(boards, variant, False))
         return ~_race(boards, variant) | (p >= RACE_TAKE), [{"p": float(q)} for q in p]

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from ..cube import cube_efficiency, double_decision, take_decision
+from ..cube import CubeViews, cube_efficiency, double_decision, take_decision
 from ..errors import UnknownAgent
 from ..model import NeuralEvaluator
 from ..netset import load_evaluator
@@ -58,20 +58,20 @@ class NeuralAgent(Agent):
         race = None if variant.is_long else is_race(boards)
         return probs, cube_efficiency(boards, variant, race)
 
-    def double(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+    def double(self, boards: np.ndarray, cubes, variant: Variant):
         """Double / offer (CUBE-1, CUBE-D) when Janowski's cubeful equity of double/take and
         double/pass both beat no double (:func:`nardy_ai.cube.double_decision`)."""
         probs, x = self._cube_inputs(boards, np.ones(len(boards), bool), variant)
         return double_decision(probs, cubes, variant, x)
 
-    def take(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+    def take(self, boards: np.ndarray, cubes, variant: Variant):
         """Take when the cubeful equity after the take is at least -1 stake
         (:func:`nardy_ai.cube.take_decision`); the doubler is on roll unless ``on_roll``."""
-        on_roll = np.array([bool(c.get("on_roll", False)) for c in cubes], bool)
+        on_roll = CubeViews.from_dicts(cubes, variant).on_roll
         probs, x = self._cube_inputs(boards, on_roll, variant)
         return take_decision(probs, cubes, variant, x)
 
-    def beaver(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
+    def beaver(self, boards: np.ndarray, cubes, variant: Variant):
         """Beaver (BG-B) when the equity after the take is positive: the double was a mistake."""
         _, eq = self.take(boards, cubes, variant)
         return np.array([e["take"] > 0 for e in eq], bool), eq
