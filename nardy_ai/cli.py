@@ -399,6 +399,13 @@ def cmd_bench(args) -> int:
     elif args.what == "bearoff":
         row = bench.bench_bearoff(args.variant or ["backgammon", "long"], repeats=args.repeats)
         print(json.dumps(row) if args.json else bench.format_bearoff(row))
+    elif args.what == "cube":
+        from .bench_cube import bench_cube, format_cube
+        if args.variant and args.variant != ["backgammon"]:
+            raise NardyError("bench cube: only backgammon has a cube position set so far (issue #12)")
+        specs = args.agents or ["td:checkpoints/backgammon/search_targets/current.pt", "heuristic", "pubeval"]
+        row = bench_cube(specs, args.positions, args.set_version, args.clear_margin)
+        print(json.dumps(row) if args.json else format_cube(row))
     elif args.what == "rollout":
         for name in args.variant or ["backgammon"]:
             row = bench.bench_rollout(get_variant(name), args.agents, args.seconds)
@@ -591,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmarks (figures with units and the machine)")
     b.add_argument("what", choices=["movegen", "train", "agents", "evaluators", "backends", "bearoff", "rollout",
-                                    "features", "labels"])
+                                    "features", "labels", "cube"])
     b.add_argument("--variant", action="append",
                    help="variant (repeatable; default: backgammon and long for movegen, backgammon for train)")
     b.add_argument("--batch-sizes", default="64,1024,8192", type=_sizes(2 ** 20), help="movegen: batch sizes")
@@ -614,10 +621,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the shipped net at 0-ply, pubeval, heuristic)")
     b.add_argument("--reference", help="evaluators: recompute the reference with this agent spec "
                    "(td:PATH[@Nply], gnubg:Nply) instead of the stored one")
-    b.add_argument("--positions", help="evaluators: a position set file (default: the shipped one)")
+    b.add_argument("--positions", help="evaluators, cube: a position set file (default: the shipped one)")
     b.add_argument("--set-version", type=int, help="evaluators: which shipped position set "
                    "(1 or 2; default: the newest, 2)")
     b.add_argument("--seed", type=int, help="evaluators: seed of the agents' tie-breaking (default 0)")
+    b.add_argument("--clear-margin", type=float, default=0.08,
+                   help="cube: a reference decision won by at least this (units of the stake) is clear")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 

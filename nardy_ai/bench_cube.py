@@ -1,0 +1,294 @@
+"""``nardy bench cube`` (issue #12): an agent's double and take decisions against a reference.
+
+The set: money-game positions (backgammon, no Jacoby, no beaver) before the roll, each with
+its cube (centred at 1, or owned by the player on roll at 2) and the reference's cubeful
+equities from the doubler's side, in units of the current stake: ``no_double``,
+``double_take`` and ``double_pass`` (= +1).  The reference for backgammon is GNU Backgammon at
+2 ply, cubeful (the optional ``gnubg`` extra, needed only to build the set); the set is
+versioned and shipped (``nardy_ai/data/cube_positions_backgammon_v1.jsonl``), so scoring an
+agent needs no gnubg.
+
+The reference's proper actions: **double** when ``min(double_take, double_pass) >
+no_double`` (by the margin ``min(DT, DP) - ND``), else no double (too good when ``no_double >
+double_pass``: playing on for the gammon); **take** when ``double_take < double_pass`` (the
+doubler's equity is lower after a take; margin ``|DP - DT|``).  A decision is *clear* when its
+margin is at least :data:`CLEAR_MARGIN`.
+
+Scoring an agent: its ``double`` on every position (cube as the player on roll sees it) and its
+``take`` on every position where the reference would double or is within
+:data:`TAKE_WINDOW` of doubling (the taker sees the position with the doubler on roll).
+Cost of a double decision: the reference's equity of its best action minus that of the chosen
+one (a double answered by the reference's own take or pass); of a take decision: the
+doubler's equity after the chosen answer minus after the best one.  Rates: missed doubles
+(no double where the reference doubles), early doubles (double where it does not), wrong takes
+(take where it passes), wrong passes (pass where it takes), each over the reference's
+decisions of that kind.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from dataclasses import dataclass
+from importlib.resources import files
+
+import numpy as np
+
+from .board import board_from_json, board_to_json, flip, numbered_lines, parse_json
+from .cube import CENTRE, CubeViews, Stakes
+from .errors import FormatError, NardyError
+from .files import write_atomic
+from .machine import machine_description
+from .variants import Variant, get_variant
+
+#: The set version ``nardy bench cube`` reads by default.
+CUBE_SET_VERSION = 1
+#: A decision whose reference margin is at least this (units of the stake) is clear.
+CLEAR_MARGIN = 0.08
+#: Take decisions are scored where the reference doubles or misses a double by less than this.
+TAKE_WINDOW = 0.10
+#: Where the set's positions come from (relative to the repository).
+SOURCE_NET = "checkpoints/backgammon/search_targets/current.pt"
+
+
+def cube_positions_path(variant, version: int | None = None) -> str:
+    """The shipped cube set of a variant and version."""
+    v = get_variant(variant)
+    return str(files("nardy_ai") / "data" / f"cube_positions_{v.id}_v{version or CUBE_SET_VERSION}.jsonl")
+
+
+@dataclass
+class CubeSet:
+    """A cube position set: ``boards`` ``(N, 28)`` (the player on roll's view), ``value``
+    and ``owner`` (``"centre"`` / ``"mover"``) of each cube, and the reference's equities
+    ``nd``, ``dt``, ``dp`` ``(N,)`` from the doubler's side."""
+    variant: Variant
+    header: dict
+    boards: np.ndarray
+    value: np.ndarray
+    owner: list
+    nd: np.ndarray
+    dt: np.ndarray
+    dp: np.ndarray
+
+    def views(self, taker: bool = False) -> CubeViews:
+        """The cubes as the doubler (or, ``taker``, the player answering) sees them."""
+        n = len(self.boards)
+        owner = np.where(np.array(self.owner) == "mover", 0, CENTRE)     # player 0 is the doubler
+        st = Stakes("cube", "geometric", self.value.astype(np.int64), owner.astype(np.int64), self.value > 1)
+        return st.views(np.arange(n), np.full(n, 1 if taker else 0), on_roll=False)
+
+    def reference(self) -> dict:
+        """The reference's proper actions and margins."""
+        best_double = np.minimum(self.dt, self.dp)
+        double = best_double > self.nd
+        take = self.dt < self.dp
+        return {"double": double, "double_margin": np.abs(best_double - self.nd),
+                "take": take, "take_margin": np.abs(self.dp - self.dt),
+                "take_scored": double | (self.nd - best_double < TAKE_WINDOW)}
+
+
+def load_cube_positions(variant="backgammon", path: str | None = None, version: int | None = None) -> CubeSet:
+    """Read a cube set (the shipped one of ``version`` unless ``path``); a clear
+    :class:`~nardy_ai.errors.FormatError` naming the line for anything malformed."""
+    v = get_variant(variant)
+    path = path or cube_positions_path(v, version)
+    if not os.path.exists(path):
+        raise FormatError(f"no cube position set for {v.id}: {path} is missing "
+                          f"(build one with nardy bench cube --build, which needs the gnubg extra)")
+    header, boards, value, owner, eq = None, [], [], [], []
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            for n, line in numbered_lines(f):
+                if line is None:
+                    raise FormatError(f"{path} line {n}: longer than a cube set's line can be")
+                if not line.strip():
+                    continue
+                try:
+                    obj = parse_json(line)
+                    if header is None:
+                        if not isinstance(obj, dict) or not isinstance(obj.get("header"), dict):
+                            raise FormatError("the first line must be the set's header {\"header\": {...}}")
+                        header = obj["header"]
+                        continue
+                    _, board, _, cube = board_from_json(obj, v)
+                    ref = obj.get("reference")
+                    if cube is None or cube.get("owner") not in ("centre", "mover") or not isinstance(ref, dict):
+                        raise FormatError("a position needs \"cube\" (owner centre or mover) and \"reference\"")
+                    e = [ref.get(k) for k in ("no_double", "double_take", "double_pass")]
+                    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in e):
+                        raise FormatError("reference needs numbers no_double, double_take, double_pass")
+                except NardyError as e_:
+                    raise FormatError(f"{path} line {n}: {e_}") from None
+                boards.append(board)
+                value.append(int(cube.get("value", 1)))
+                owner.append(cube["owner"])
+                eq.append(e)
+    except OSError as e:
+        raise FormatError(f"cannot read {path}: {e.strerror}") from None
+    if header is None or not boards:
+        raise FormatError(f"{path}: not a cube position set (a header line, then positions)")
+    eq = np.array(eq, float)
+    return CubeSet(v, header, np.array(boards, np.int8), np.array(value, np.int64), owner,
+                   eq[:, 0], eq[:, 1], eq[:, 2])
+
+
+# --- building the set --------------------------------------------------------------------------
+
+def sample_cube_candidates(n: int, seed: int = 1, source: str = SOURCE_NET,
+                           games: int = 256, plies: int = 600) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` positions before the roll from self-play of ``source`` (0 ply), spread over the
+    doubling window by the net's cubeless equity of the player on roll: a fifth each in
+    [-0.2, 0.2), [0.2, 0.5), [0.5, 0.8), [0.8, 1.2) and [1.2, 2.0]; duplicates removed.
+    Returns the boards and that equity."""
+    from . import core
+    from .agents import make_agent
+    from .netset import load_evaluator
+    v = get_variant("backgammon")
+    rng = np.random.default_rng(seed)
+    agent = make_agent(f"td:{source}", v)
+    ev = load_evaluator(source, v, device="cpu")
+    state = core.fresh(v, games)
+    everyone = np.arange(games)
+    pool = []
+    for ply in range(plies):
+        if ply >= 4 and ply % 2 == 0:
+            pool.append(state.board.copy())
+        dice = rng.integers(1, 7, (games, 2))
+        after = core.legal(state, dice)
+        state = core.play(state, everyone, after.boards[agent.choose(after, v, rng)])
+        state = core.restart(state, np.flatnonzero(state.over))
+    boards = np.unique(np.concatenate(pool), axis=0)
+    boards = boards[boards[:, :24].clip(0).sum(1) + boards[:, 24] > 0]     # both sides still playing
+    eq = -ev.equity(flip(boards, v))                 # the player on roll's cubeless equity
+    edges = [-0.2, 0.2, 0.5, 0.8, 1.2, 2.01]
+    picked = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        idx = np.flatnonzero((eq >= lo) & (eq < hi))
+        picked.append(rng.choice(idx, min(len(idx), n // 5), replace=False))
+    keep = np.sort(np.concatenate(picked))
+    return boards[keep], eq[keep]
+
+
+def build_cube_set(path: str, n: int = 1500, seed: int = 1, plies: int = 2, source: str = SOURCE_NET,
+                   owned_share: float = 0.3, progress: bool = True) -> dict:
+    """Sample ``n`` positions (:func:`sample_cube_candidates`), give a share ``owned_share``
+    of them a cube owned by the player on roll at 2 (the rest centred at 1) and label each with
+    gnubg's cubeful equities at ``plies``; write the set to ``path`` atomically."""
+    from .agents.gnubg_agent import gnubg_factory
+    from tqdm import tqdm
+    v = get_variant("backgammon")
+    rng = np.random.default_rng(seed + 1)
+    boards, eq = sample_cube_candidates(n, seed, source)
+    owned = rng.random(len(boards)) < owned_share
+    gnubg = gnubg_factory(f"{plies}ply", v)
+    lines = []
+    for b, own, e in tqdm(list(zip(boards, owned, eq)), desc="gnubg cube references", disable=not progress):
+        cube = {"value": 2, "owner": "mover"} if own else {"value": 1, "owner": "centre"}
+        ref = gnubg.cube_equities(b, cube, v, 1 if own else 0)
+        lines.append(json.dumps(board_to_json(b, cube=cube, reference=ref, net_equity=round(float(e), 4))))
+    header = {"set": "cube_positions", "variant": v.id, "version": CUBE_SET_VERSION,
+              "variant_version": v.version, "positions": len(lines), "source": f"td:{source}",
+              "seed": seed, "sampling": "self-play of the source at 0 ply (256 games in lockstep, every "
+              "2nd ply from the 4th), positions before the roll, duplicates removed, a fifth each by the "
+              "source's cubeless equity of the player on roll in [-0.2,0.2), [0.2,0.5), [0.5,0.8), "
+              "[0.8,1.2), [1.2,2.0]; cube centred at 1, or owned by the player on roll at 2 "
+              f"({owned_share:.0%})", "reference": f"gnubg {plies}-ply cubeful (money, no Jacoby, no beaver)",
+              "machine": machine_description(), "date": datetime.date.today().isoformat()}
+    write_atomic(path, "\n".join([json.dumps({"header": header})] + lines) + "\n")
+    return header
+
+
+# --- scoring an agent ---------------------------------------------------------------------------
+
+def score_agent(agent, cset: CubeSet, clear_margin: float = CLEAR_MARGIN) -> dict:
+    """The agent's double and take decisions on the set against the reference (module
+    docstring): agreement, mean cost (units of the stake) and error rates, on all decisions
+    and on the clear ones."""
+    v = cset.variant
+    ref = cset.reference()
+    double = _ask(agent, "double", cset.boards, cset.views(), v, False)
+    scored = ref["take_scored"]
+    take_boards = flip(cset.boards[scored], v)
+    take = np.ones(len(cset.boards), bool)
+    take[scored] = _ask(agent, "take", take_boards, _subset(cset.views(taker=True), scored), v, True)
+    best_double = np.minimum(cset.dt, cset.dp)
+    chosen_d = np.where(double, best_double, cset.nd)
+    cost_d = np.maximum(cset.nd, best_double) - chosen_d
+    chosen_t = np.where(take, cset.dt, cset.dp)
+    cost_t = chosen_t - np.minimum(cset.dt, cset.dp)
+
+    def rows(mask_d, mask_t) -> dict:
+        d_ok = double[mask_d] == ref["double"][mask_d]
+        t_ok = take[mask_t] == ref["take"][mask_t]
+        decisions = int(mask_d.sum() + mask_t.sum())
+        rd, rt = ref["double"], ref["take"]
+
+        def rate(num, den):
+            return float(num.sum() / den.sum()) if den.sum() else None
+        return {
+            "double_decisions": int(mask_d.sum()), "take_decisions": int(mask_t.sum()),
+            "agreement": float((d_ok.sum() + t_ok.sum()) / max(decisions, 1)),
+            "double_agreement": float(d_ok.mean()) if len(d_ok) else None,
+            "take_agreement": float(t_ok.mean()) if len(t_ok) else None,
+            "mean_cost": float((cost_d[mask_d].sum() + cost_t[mask_t].sum()) / max(decisions, 1)),
+            "missed_doubles": rate(mask_d & rd & ~double, mask_d & rd),
+            "early_doubles": rate(mask_d & ~rd & double, mask_d & ~rd),
+            "wrong_takes": rate(mask_t & ~rt & take, mask_t & ~rt),
+            "wrong_passes": rate(mask_t & rt & ~take, mask_t & rt),
+        }
+
+    everything = np.ones(len(cset.boards), bool)
+    return {"agent": agent.name, "all": rows(everything, scored),
+            "clear": rows(ref["double_margin"] >= clear_margin, scored & (ref["take_margin"] >= clear_margin))}
+
+
+def _subset(views: CubeViews, mask: np.ndarray) -> CubeViews:
+    return CubeViews(views.kind, views.value[mask], views.access[mask], views.next[mask],
+                     views.turned[mask], views.on_roll[mask])
+
+
+def _ask(agent, op: str, boards, cubes, v, default: bool) -> np.ndarray:
+    fn = getattr(agent, op, None)
+    if fn is None:
+        return np.full(len(boards), default)
+    return np.asarray(fn(boards, cubes, v)[0], bool)
+
+
+def bench_cube(agents: list[str], path: str | None = None, version: int | None = None,
+               clear_margin: float = CLEAR_MARGIN) -> dict:
+    """``nardy bench cube``: every agent scored on the set."""
+    from .agents import make_agent
+    cset = load_cube_positions("backgammon", path, version)
+    ref = cset.reference()
+    return {"machine": machine_description(), "set": cset.header, "clear_margin": clear_margin,
+            "reference_actions": {"double": int(ref["double"].sum()), "no_double": int((~ref["double"]).sum()),
+                                  "too_good": int((cset.nd > cset.dp).sum()),
+                                  "take": int((ref["take"] & ref["take_scored"]).sum()),
+                                  "pass": int((~ref["take"] & ref["take_scored"]).sum())},
+            "rows": [score_agent(make_agent(a, cset.variant), cset, clear_margin) for a in agents]}
+
+
+def format_cube(r: dict) -> str:
+    """The table ``nardy bench cube`` prints."""
+    s = r["set"]
+    ra = r["reference_actions"]
+    lines = [f"machine: {r['machine']}",
+             f"cube set v{s['version']} ({s['variant']}): {s['positions']} positions, reference {s['reference']}; "
+             f"reference actions: double {ra['double']}, no double {ra['no_double']} (too good {ra['too_good']}), "
+             f"take {ra['take']}, pass {ra['pass']}; clear = margin >= {r['clear_margin']}",
+             f"{'agent':<44}{'decisions':>10}{'agree':>8}{'cost mp':>9}{'missed D':>10}{'early D':>9}"
+             f"{'wrong T':>9}{'wrong P':>9}"]
+
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}%"
+    from .tournament import display_name
+    for row in r["rows"]:
+        for which in ("clear", "all"):
+            x = row[which]
+            lines.append(f"{(display_name(row['agent']) + ' (' + which + ')')[:43]:<44}"
+                         f"{x['double_decisions'] + x['take_decisions']:>10}{pct(x['agreement']):>8}"
+                         f"{1000 * x['mean_cost']:>9.1f}{pct(x['missed_doubles']):>10}{pct(x['early_doubles']):>9}"
+                         f"{pct(x['wrong_takes']):>9}{pct(x['wrong_passes']):>9}")
+    return "\n".join(lines)

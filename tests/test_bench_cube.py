@@ -1,0 +1,100 @@
+"""``nardy bench cube`` (issue #12): the shipped cube set and the scoring of double / take
+decisions against its reference (CUBE-1, money play)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from nardy_ai.agents.base import Agent
+from nardy_ai.bench_cube import CLEAR_MARGIN, load_cube_positions, score_agent
+from nardy_ai.cli import main
+from nardy_ai.cube import CubeViews
+from nardy_ai.errors import FormatError
+
+
+class Fixed(Agent):
+    """Always doubles (or never) and always takes (or never)."""
+
+    def __init__(self, doubles: bool, takes: bool):
+        self.doubles, self.takes, self.name = doubles, takes, f"fixed-{doubles}-{takes}"
+        self.seen = []
+
+    def choose(self, after, variant, rng):
+        return after.offsets[:-1]
+
+    def double(self, boards, cubes, variant):
+        self.seen.append(("double", cubes))
+        return np.full(len(boards), self.doubles), None
+
+    def take(self, boards, cubes, variant):
+        self.seen.append(("take", cubes))
+        return np.full(len(boards), self.takes), None
+
+
+def test_shipped_set_is_versioned_and_labelled():
+    cset = load_cube_positions("backgammon")
+    h = cset.header
+    assert h["version"] == 1 and h["positions"] == len(cset.boards) >= 1000
+    assert "gnubg 2-ply" in h["reference"]
+    assert np.allclose(cset.dp, 1.0)                       # a pass gives the doubler the stake
+    assert set(cset.owner) == {"centre", "mover"}
+    assert (cset.value[np.array(cset.owner) == "mover"] == 2).all()
+    ref = cset.reference()
+    for label in ("double", "take"):                       # every kind of reference action occurs
+        assert ref[label].any() and (~ref[label]).any()
+    assert (cset.nd > cset.dp).any()                       # too good to double
+
+
+def test_scoring_counts_each_kind_of_error():
+    cset = load_cube_positions("backgammon")
+    ref = cset.reference()
+    scored = ref["take_scored"]
+    always = score_agent(Fixed(True, True), cset)["all"]
+    assert always["missed_doubles"] == 0.0 and always["early_doubles"] == 1.0
+    assert always["wrong_passes"] == 0.0 and always["wrong_takes"] == 1.0
+    assert always["double_agreement"] == pytest.approx(ref["double"].mean())
+    assert always["take_agreement"] == pytest.approx(ref["take"][scored].mean())
+    assert always["take_decisions"] == scored.sum() and always["double_decisions"] == len(cset.boards)
+    never = score_agent(Fixed(False, False), cset)["all"]
+    assert never["missed_doubles"] == 1.0 and never["early_doubles"] == 0.0 and never["wrong_passes"] == 1.0
+    # Cost: a never-doubling agent loses min(DT, DP) - ND wherever the reference doubles.
+    best = np.minimum(cset.dt, cset.dp)
+    lost_d = np.where(ref["double"], best - cset.nd, 0).sum()
+    lost_t = (cset.dp - np.minimum(cset.dt, cset.dp))[scored].sum()
+    assert never["mean_cost"] == pytest.approx((lost_d + lost_t) / (len(cset.boards) + scored.sum()))
+    clear = score_agent(Fixed(True, True), cset)["clear"]
+    assert clear["double_decisions"] == (ref["double_margin"] >= CLEAR_MARGIN).sum()
+
+
+
+def test_agents_see_the_cube_from_their_side():
+    cset = load_cube_positions("backgammon")
+    agent = Fixed(True, True)
+    score_agent(agent, cset)
+    (_, dbl), (_, tk) = agent.seen
+    assert isinstance(dbl, CubeViews) and len(dbl) == len(cset.boards)
+    owned = np.array(cset.owner) == "mover"
+    assert (dbl.access[owned] == 1).all() and (dbl.access[~owned] == 0).all()
+    assert (tk.access == np.where(owned, -1, 0)[cset.reference()["take_scored"]]).all()
+    assert (dbl.next == 2 * dbl.value).all()
+
+
+def test_bad_set_files_name_the_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"header": {"version": 1}}) + "\n" + json.dumps(
+        {"points": [0] * 24, "bar": [0, 0], "off": [15, 15], "cube": {"value": 1, "owner": "centre"}}) + "\n")
+    with pytest.raises(FormatError, match="line 2"):
+        load_cube_positions("backgammon", str(bad))
+    with pytest.raises(FormatError, match="missing"):
+        load_cube_positions("backgammon", str(tmp_path / "none.jsonl"))
+
+
+def test_cli_bench_cube(capsys):
+    assert main(["bench", "cube", "--agents", "heuristic", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["rows"][0]["agent"] == "heuristic" and row["set"]["version"] == 1
+    assert main(["bench", "cube", "--agents", "heuristic", "--variant", "long"]) != 0
+    assert "only backgammon" in capsys.readouterr().err
