@@ -226,6 +226,29 @@ def cmd_show(args) -> int:
     return 0
 
 
+# --- nardy hint ---------------------------------------------------------------------------
+
+def cmd_hint(args) -> int:
+    from .agents import make_agent
+    from .board import validate_dice
+    from .hint import cube_hint, format_hint, play_hint
+    from .tournament import default_agents
+    v, board, dice, cube = _read_position(args)
+    if args.dice is not None:
+        try:
+            dice = validate_dice(tuple(int(x) for x in args.dice.replace(",", "-").split("-")))
+        except (ValueError, NardyError) as e:
+            raise NardyError(f"--dice {args.dice!r}: give two dice 1-6, e.g. 6-5 ({e})") from None
+    nets = [a for a in default_agents(v) if a.startswith("td:")]
+    preferred = [a for a in nets if a.endswith("/search_targets/current.pt")]
+    spec = args.agent or (preferred + nets + ["heuristic"])[0]
+    agent = make_agent(spec, v)
+    out = {"agent": spec, "cube": cube_hint(agent, board, v, cube), "dice": list(dice) if dice else None,
+           "plays": play_hint(agent, board, v, dice, args.top) if dice else None}
+    print(json.dumps(out) if args.json else format_hint(out))
+    return 0
+
+
 # --- nardy rollout ----------------------------------------------------------------------
 
 def cmd_rollout(args) -> int:
@@ -562,6 +585,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--xgid", help="an eXtreme Gammon XGID instead of JSON")
     s.add_argument("--svg", help="also write an SVG picture to this file")
     s.set_defaults(func=cmd_show)
+
+    h = sub.add_parser("hint", help="an agent's cube decision and ranked checker plays for a position")
+    h.add_argument("position", nargs="?", help="JSON position, a file holding one, or - for stdin")
+    h.add_argument("--variant", help="variant (default: the position's own, or backgammon for IDs)")
+    h.add_argument("--gnubg-id", help="a GNU Backgammon Position ID instead of JSON")
+    h.add_argument("--xgid", help="an eXtreme Gammon XGID instead of JSON")
+    h.add_argument("--agent", help="agent spec (default: the variant's first shipped net at 0 ply)")
+    h.add_argument("--dice", help="the roll, e.g. 6-5 (default: the position's dice; none: cube only)")
+    h.add_argument("--top", type=_positive, default=10, help="plays shown (default 10)")
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(func=cmd_hint)
 
     ro = sub.add_parser("rollout", help="play a position out many times (cubeless): outcome "
                         "probabilities and equity with standard errors")

@@ -114,7 +114,7 @@ def default_agents(variant: str | Variant, roots: Sequence[str | os.PathLike] | 
     nardy when an agent of that name is registered, then ``heuristic`` and ``random``."""
     v = parse_variant_spec(variant) if isinstance(variant, str) else variant
     if roots is None:
-        roots = [Path.cwd(), Path(__file__).resolve().parent.parent]
+        roots = [Path.cwd(), Path(__file__).resolve().parents[2]]   # the repository of the package
     specs: list[str] = []
     for root in roots:
         found = sorted([*Path(root).glob(f"checkpoints/{v.id}/*/checkpoint.pt"),
