@@ -4,6 +4,7 @@ and the `nardy tournament` command."""
 import csv
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -243,3 +244,12 @@ def test_the_command_prints_the_ranking_and_the_cross_table(tmp_path):
     assert "--games 3 rounded up to 4" in proc.stdout
     assert "Cross-table" in proc.stdout and "Elo" in proc.stdout
     assert json.loads((tmp_path / "t" / tm.SUMMARY_JSON).read_text())["games_per_pairing"] == 4
+
+
+def test_default_agents_finds_the_shipped_nets_from_any_folder(tmp_path, monkeypatch):
+    """Outside the repository the shipped checkpoints are found next to the package."""
+    monkeypatch.chdir(tmp_path)
+    specs = tm.default_agents("backgammon")
+    nets = [s for s in specs if s.startswith("td:")]
+    assert nets and all(os.path.isabs(s[3:]) and os.path.exists(s[3:]) for s in nets)
+    assert any(s.endswith("search_targets/current.pt") for s in nets)
