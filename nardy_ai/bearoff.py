@@ -70,7 +70,6 @@ writes it on first use.  It is never part of the repository.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -82,6 +81,7 @@ import numpy as np
 from .board import BAR, BOARD_SIZE, OFF, OPP_BAR, OPP_OFF, mirror_index
 from .classes import bearoff_positions
 from .errors import InvalidPosition, NardyError
+from .files import atomic_file
 from .movegen import generate
 from .variants import Variant, get_variant
 
@@ -262,25 +262,17 @@ def save_database(db: BearoffDatabase, path: str | os.PathLike) -> Path:
     path = Path(path)
     if path.is_dir():
         path = path / FILE_NAME
-    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(
-                f, format=np.array(FORMAT), version=np.array(VERSION),
-                n_points=np.array(N_POINTS), max_checkers=np.array(db.max_checkers),
-                off=db.off, first=db.first, expected_off=db.expected_off,
-                expected_first=db.expected_first, build_seconds=np.array(db.build_seconds),
-                tie_spread=np.array(db.tie_spread))
-        os.chmod(tmp, 0o644)              # mkstemp's 0600 would hide a shared cache
-        os.replace(tmp, path)
     except OSError as e:
-        raise BearoffFileError(f"cannot write bear-off database {path}: "
-                               f"{e.strerror or e}") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+        raise BearoffFileError(f"cannot write bear-off database {path}: {e.strerror or e}") from None
+    with atomic_file(path, BearoffFileError, what="bear-off database ") as f:
+        np.savez_compressed(
+            f, format=np.array(FORMAT), version=np.array(VERSION),
+            n_points=np.array(N_POINTS), max_checkers=np.array(db.max_checkers),
+            off=db.off, first=db.first, expected_off=db.expected_off,
+            expected_first=db.expected_first, build_seconds=np.array(db.build_seconds),
+            tie_spread=np.array(db.tie_spread))
     return path
 
 

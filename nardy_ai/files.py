@@ -18,10 +18,11 @@ from .errors import NardyError
 
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, error: type[NardyError] = NardyError,
-                fsync: bool = True) -> Iterator[IO[bytes]]:
+                fsync: bool = True, what: str = "") -> Iterator[IO[bytes]]:
     """Open a temporary file beside ``path`` (binary) for the ``with`` block, then rename it
     over ``path`` (through a symbolic link, to the file it points at); the temporary file is
-    removed when the block fails.  An ``OSError`` becomes ``error`` naming the path."""
+    removed when the block fails.  An ``OSError`` becomes ``error`` naming the path (after
+    ``what``, e.g. ``"bear-off database "``)."""
     target = os.path.realpath(os.fspath(path))
     tmp = f"{target}.tmp{os.getpid()}"
     try:
@@ -32,7 +33,7 @@ def atomic_file(path: str | os.PathLike, error: type[NardyError] = NardyError,
                 os.fsync(f.fileno())
         os.replace(tmp, target)
     except OSError as e:
-        raise error(f"cannot write {os.fspath(path)}: {e.strerror or e}") from None
+        raise error(f"cannot write {what}{os.fspath(path)}: {e.strerror or e}") from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
