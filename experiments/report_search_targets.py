@@ -137,6 +137,23 @@ def backgammon_steps() -> list[dict]:
                       "gnubg": ("backgammon_search_targets_replay.json", "replay2"),
                       "pubeval": ("backgammon_search_targets_replay.json", "replay2"),
                       "bench": ("backgammon_v2_search_targets.json", "replay")})
+        # From the replay nets: 1-ply generations that also fit the 4 generations before
+        # (history), then generations labelled by 36-game rollouts truncated at 7 plies.
+        hist = generation_hours("checkpoints/backgammon/search_targets_history")
+        h_hist = h_2ply + REPLAY_HOURS + (max(hist.values()) if hist else 0.0)
+        steps.append({"step": "+ 1-ply generations fitting the labels of the 4 before (history), "
+                              f"generation 2 measured (of {max(hist) if hist else 0} run)",
+                      "hours": h_2ply + REPLAY_HOURS + hist.get(2, 0.0),
+                      "gnubg": ("backgammon_search_targets_history.json", "search_targets_history"),
+                      "pubeval": None, "bench": None})
+        roll = generation_hours("checkpoints/backgammon/search_targets_rollout")
+        if roll:
+            steps.append({"step": f"+ rollout labels (36 games, truncated at 7 plies), {max(roll)} generations "
+                                  "(search_targets_rollout)",
+                          "hours": h_hist + max(roll.values()),
+                          "gnubg": ("backgammon_search_targets_rollout.json", "search_targets_rollout"),
+                          "pubeval": ("backgammon_search_targets_rollout.json", "search_targets_rollout"),
+                          "bench": None})
     for s in steps:
         s["vs_gnubg"] = pairing(s["gnubg"][0], s["gnubg"][1], "gnubg:0ply") if s["gnubg"] else None
         s["vs_pubeval"] = pairing(s["pubeval"][0], s["pubeval"][1], "pubeval") if s["pubeval"] else None
