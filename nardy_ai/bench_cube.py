@@ -17,7 +17,7 @@ margin is at least :data:`CLEAR_MARGIN`.
 Scoring an agent: its ``double`` on every position (cube as the player on roll sees it) and its
 ``take`` on every position where the reference would double or is within
 :data:`TAKE_WINDOW` of doubling (the taker sees the position with the doubler on roll).
-Cost of a double decision: the reference's equity of its best action minus that of the chosen
+Figures are also given per position class (:mod:`nardy_ai.classes`).  Cost of a double decision: the reference's equity of its best action minus that of the chosen
 one (a double answered by the reference's own take or pass); of a take decision: the
 doubler's equity after the chosen answer minus after the best one.  Rates: missed doubles
 (no double where the reference doubles), early doubles (double where it does not), wrong takes
@@ -36,6 +36,7 @@ from importlib.resources import files
 import numpy as np
 
 from .board import board_from_json, board_to_json, flip, numbered_lines, parse_json
+from .classes import class_names, position_classes
 from .cube import CENTRE, CubeViews, Stakes
 from .errors import FormatError, NardyError
 from .files import write_atomic
@@ -240,8 +241,13 @@ def score_agent(agent, cset: CubeSet, clear_margin: float = CLEAR_MARGIN) -> dic
         }
 
     everything = np.ones(len(cset.boards), bool)
-    return {"agent": agent.name, "all": rows(everything, scored),
-            "clear": rows(ref["double_margin"] >= clear_margin, scored & (ref["take_margin"] >= clear_margin))}
+    clear_d = ref["double_margin"] >= clear_margin
+    clear_t = scored & (ref["take_margin"] >= clear_margin)
+    cls = position_classes(cset.boards, v)
+    by_class = {name: rows(clear_d & (cls == i), clear_t & (cls == i))
+                for i, name in enumerate(class_names(v)) if (cls == i).any()}
+    return {"agent": agent.name, "all": rows(everything, scored), "clear": rows(clear_d, clear_t),
+            "clear_by_class": by_class}
 
 
 def _subset(views: CubeViews, mask: np.ndarray) -> CubeViews:
@@ -291,4 +297,7 @@ def format_cube(r: dict) -> str:
                          f"{x['double_decisions'] + x['take_decisions']:>10}{pct(x['agreement']):>8}"
                          f"{1000 * x['mean_cost']:>9.1f}{pct(x['missed_doubles']):>10}{pct(x['early_doubles']):>9}"
                          f"{pct(x['wrong_takes']):>9}{pct(x['wrong_passes']):>9}")
+        lines.append("    clear, by class of the position: " + ", ".join(
+            f"{c} {x['double_decisions'] + x['take_decisions']} / {pct(x['agreement'])} / {1000 * x['mean_cost']:.1f} mp"
+            for c, x in row["clear_by_class"].items()))
     return "\n".join(lines)

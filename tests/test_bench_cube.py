@@ -98,3 +98,11 @@ def test_cli_bench_cube(capsys):
     assert row["rows"][0]["agent"] == "heuristic" and row["set"]["version"] == 1
     assert main(["bench", "cube", "--agents", "heuristic", "--variant", "long"]) != 0
     assert "only backgammon" in capsys.readouterr().err
+
+
+def test_by_class_figures_add_up_to_the_clear_ones():
+    r = score_agent(Fixed(True, False), load_cube_positions("backgammon"))
+    parts = r["clear_by_class"].values()
+    assert sum(x["double_decisions"] for x in parts) == r["clear"]["double_decisions"]
+    assert sum(x["take_decisions"] for x in parts) == r["clear"]["take_decisions"]
+    assert {"contact", "race"} <= set(r["clear_by_class"])
