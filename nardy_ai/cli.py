@@ -578,19 +578,20 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--jsonl", default="-", help="request file, or - for stdin (default)")
     m.set_defaults(func=cmd_moves)
 
+    def position_arguments(p: argparse.ArgumentParser) -> None:
+        """The ways to name one position (read by :func:`_read_position`)."""
+        p.add_argument("position", nargs="?", help="JSON position, a file holding one, or - for stdin")
+        p.add_argument("--variant", help="variant (default: the position's own, or backgammon for IDs)")
+        p.add_argument("--gnubg-id", help="a GNU Backgammon Position ID instead of JSON")
+        p.add_argument("--xgid", help="an eXtreme Gammon XGID instead of JSON")
+
     s = sub.add_parser("show", help="draw a position as text (and SVG)")
-    s.add_argument("position", nargs="?", help="JSON position, a file holding one, or - for stdin")
-    s.add_argument("--variant", help="variant (default: the position's own, or backgammon for IDs)")
-    s.add_argument("--gnubg-id", help="a GNU Backgammon Position ID instead of JSON")
-    s.add_argument("--xgid", help="an eXtreme Gammon XGID instead of JSON")
+    position_arguments(s)
     s.add_argument("--svg", help="also write an SVG picture to this file")
     s.set_defaults(func=cmd_show)
 
     h = sub.add_parser("hint", help="an agent's cube decision and ranked checker plays for a position")
-    h.add_argument("position", nargs="?", help="JSON position, a file holding one, or - for stdin")
-    h.add_argument("--variant", help="variant (default: the position's own, or backgammon for IDs)")
-    h.add_argument("--gnubg-id", help="a GNU Backgammon Position ID instead of JSON")
-    h.add_argument("--xgid", help="an eXtreme Gammon XGID instead of JSON")
+    position_arguments(h)
     h.add_argument("--agent", help="agent spec (default: the variant's first shipped net at 0 ply)")
     h.add_argument("--dice", help="the roll, e.g. 6-5 (default: the position's dice; none: cube only)")
     h.add_argument("--top", type=_positive, default=10, help="plays shown (default 10)")
