@@ -51,7 +51,8 @@ class Games:
     ``winner``, ``level``, ``points`` and ``passed`` (a refused raise ended the game) the
     results; ``lot`` ``(N, 2)`` the deciding COM-7 lot dice [white's, black's] (zeros when
     white always starts, BG-TT); ``stakes`` the cube / dave (:class:`nardy_ai.cube.Stakes`) or
-    None for cubeless games at stake 1.
+    None for cubeless games at stake 1; ``dice`` ``(N, 2)`` the roll of the turn in progress
+    (:func:`rolled`; None before the first roll), which :func:`legal` uses when given none.
     """
     variant: Variant
     board: np.ndarray
@@ -65,6 +66,7 @@ class Games:
     passed: np.ndarray
     lot: np.ndarray
     stakes: Stakes | None = None
+    dice: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -152,10 +154,21 @@ def roll(games: Games, rng: np.random.Generator) -> np.ndarray:
     return dice
 
 
-def legal(games: Games, dice: np.ndarray, idx: np.ndarray | None = None,
+def rolled(games: Games, rng: np.random.Generator) -> Games:
+    """The games with the dice of their next turn drawn (:func:`roll`, the same draws) and kept
+    in ``games.dice``: the state-holds-the-roll style of pgx."""
+    return replace(games, dice=roll(games, rng))
+
+
+def legal(games: Games, dice: np.ndarray | None = None, idx: np.ndarray | None = None,
           notation: bool = False) -> Afterstates:
     """Every legal afterstate (:func:`nardy_ai.movegen.generate`) of the games ``idx`` (all
-    when None) with their rows of ``dice`` ``(N, 2)``: one batched call for all of them."""
+    when None) with their rows of ``dice`` ``(N, 2)`` (default: ``games.dice``, see
+    :func:`rolled`): one batched call for all of them."""
+    if dice is None:
+        if games.dice is None:
+            raise ValueError("legal() needs dice: pass them, or roll with rolled() first")
+        dice = games.dice
     if idx is None:
         return generate(games.board, dice, games.variant, notation=notation)
     return generate(games.board[idx], np.asarray(dice)[idx], games.variant, notation=notation)
@@ -184,7 +197,7 @@ def play(games: Games, idx: np.ndarray, afterstates: np.ndarray) -> Games:
     turn[idx] ^= 1
     plies[idx] += 1
     return replace(games, board=board, turn=turn, plies=plies, over=over, winner=winner,
-                   level=level, points=points)
+                   level=level, points=points, dice=None)        # the turn's roll is used up
 
 
 def restart(games: Games, idx: np.ndarray) -> Games:

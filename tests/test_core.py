@@ -202,3 +202,18 @@ def test_cube_views_are_the_stakes_seen_by_the_decider():
     dave, _ = core.start("long", 1, np.random.default_rng(0), stakes="dave-arithmetic")
     dave = core.take(dave, np.array([0]), 0)
     assert dave.stakes.views(np.array([0]), np.array([1])).next.tolist() == [3]   # CUBE-D: +1
+
+
+def test_rolled_keeps_the_roll_in_the_state():
+    """The state may hold the roll (pgx style): rolled() draws what roll() draws."""
+    a, _ = core.start("backgammon", 8, np.random.default_rng(4))
+    b = a
+    r1, r2 = np.random.default_rng(9), np.random.default_rng(9)
+    dice = core.roll(a, r1)
+    b = core.rolled(b, r2)
+    assert np.array_equal(b.dice, dice)
+    assert np.array_equal(core.legal(b).boards, core.legal(a, dice).boards)
+    after = core.legal(b)
+    assert core.play(b, np.arange(8), after.boards[after.offsets[:-1]]).dice is None   # used up
+    with pytest.raises(ValueError, match="needs dice"):
+        core.legal(a)
