@@ -149,7 +149,7 @@ def backgammon_steps() -> list[dict]:
         roll = generation_hours("checkpoints/backgammon/search_targets_rollout")
         if roll:
             steps.append({"step": f"+ rollout labels (36 games, truncated at 7 plies), {max(roll)} generations "
-                                  "(search_targets_rollout)",
+                                  "(search_targets_rollout; the last promoted is current)",
                           "hours": h_hist + max(roll.values()),
                           "gnubg": ("backgammon_search_targets_rollout.json", "search_targets_rollout"),
                           "pubeval": ("backgammon_search_targets_rollout.json", "search_targets_rollout"),
