@@ -24,8 +24,8 @@ LAYERS = [
     ("agents", ["nardy_ai.agents", "nardy_ai.agents.*"]),
     ("play", ["nardy_ai.game", "nardy_ai.env", "nardy_ai.aec", "nardy_ai.hint", "nardy_ai.protocol", "nardy_ai.rollout",
               "nardy_ai.matfile", "nardy_ai.shipping"]),
-    ("jobs", ["nardy_ai.tournament", "nardy_ai.tournament.*", "training", "training.*"]),
-    ("front", ["nardy_ai.bench", "nardy_ai.bench_cube", "nardy_ai.cli", "nardy_ai.__main__"]),
+    ("jobs", ["nardy_ai.tournament", "nardy_ai.tournament.*", "nardy_ai.bench_cube", "training", "training.*"]),
+    ("front", ["nardy_ai.bench", "nardy_ai.cli", "nardy_ai.__main__"]),
 ]
 
 

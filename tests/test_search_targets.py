@@ -439,6 +439,11 @@ def test_model_card_lists_measured_gauntlet_matches(reference, tmp_path):
     assert "## Measured matches" in text
     assert "| gnubg:0ply | 4,000 | -0.035 (-0.073 to +0.003) | 49.0% (47.5-50.5%)" in text
     assert "| pubeval | 10 |" not in text
+    assert "## Cube decisions" not in text
+    cubed = write_card(str(run), games=4, result_files=[str(path)], cube=True)
+    rows = [line for line in cubed.splitlines() if line.startswith("| clear (margin >= 0.08) |")
+            or line.startswith("| all |")]
+    assert "## Cube decisions (`nardy bench cube`, set v1: 1,500 money positions" in cubed and len(rows) == 2
 
 
 def test_fit_history_joins_earlier_generations_labels():

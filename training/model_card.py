@@ -106,7 +106,30 @@ def measured_lines(result_files: list[str]) -> list[str]:
     return lines
 
 
-def write_card(run_dir: str, games: int, result_files: list[str] | None = None) -> str:
+def cube_lines(agent, v) -> list[str]:
+    """The agent's double / take decisions on the variant's cube position set
+    (``nardy bench cube``, gnubg 2-ply references), when the variant has one."""
+    from nardy_ai.bench_cube import CLEAR_MARGIN, cube_positions_path, load_cube_positions, score_agent
+    if not os.path.exists(cube_positions_path(v)):
+        return []
+    cset = load_cube_positions(v.id)
+    r = score_agent(agent, cset)
+    lines = ["", f"## Cube decisions (`nardy bench cube`, set v{cset.header['version']}: "
+             f"{len(cset.boards):,} money positions, reference {cset.header['reference']}; 0-ply, Janowski)", "",
+             "| decisions | number | agreement | mean cost (milli-stakes) | missed doubles | early doubles | wrong takes | wrong passes |",
+             "|---|---|---|---|---|---|---|---|"]
+
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}%"
+    for which, label in (("clear", f"clear (margin >= {CLEAR_MARGIN})"), ("all", "all")):
+        x = r[which]
+        lines.append(f"| {label} | {x['double_decisions'] + x['take_decisions']:,} | {pct(x['agreement'])} | "
+                     f"{1000 * x['mean_cost']:.1f} | {pct(x['missed_doubles'])} | {pct(x['early_doubles'])} | "
+                     f"{pct(x['wrong_takes'])} | {pct(x['wrong_passes'])} |")
+    return lines
+
+
+def write_card(run_dir: str, games: int, result_files: list[str] | None = None, cube: bool = False) -> str:
     search_targets = os.path.exists(os.path.join(run_dir, "state.json"))
     ckpt = os.path.join(run_dir, "current.pt" if search_targets else "checkpoint.pt")
     data = load_checkpoint(ckpt)
@@ -155,6 +178,8 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None) 
     lines += ["", f"Evaluation took {eval_s:.0f} s. `heuristic` is the platform's greedy "
               "rule-of-thumb bot (agents/heuristic.py), `random` plays uniformly among legal plays."]
     lines += measured_lines(result_files or [])
+    if cube:
+        lines += cube_lines(agent, v)
     lines += ["", "## Config", "", "```toml", cfg.strip(), "```", ""]
     text = "\n".join(lines)
     path = os.path.join(run_dir, "MODEL_CARD.md")
@@ -168,8 +193,10 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, default=2000)
     p.add_argument("--results", nargs="*", default=[],
                    help="gauntlet summary.json files whose first agent is this net (e.g. vs gnubg:0ply)")
+    p.add_argument("--cube", action="store_true",
+                   help="add the net's cube decisions on the variant's `nardy bench cube` set (backgammon)")
     args = p.parse_args(argv)
-    print(write_card(args.run_dir, args.games, args.results))
+    print(write_card(args.run_dir, args.games, args.results, args.cube))
     return 0
 
 
