@@ -462,3 +462,10 @@ def test_fit_history_joins_earlier_generations_labels():
     assert classes.tolist() == boards[:, 0].tolist() and np.allclose(labels[:, 0], boards[:, 0] / 10)
     assert SearchTargetsRun.fit_labels(run(5), 2)[0][:, 0].tolist() == [1, 2, 2]
     assert SearchTargetsRun.fit_labels(run(0), 3)[0][:, 0].tolist() == [3, 3, 3]
+
+
+def test_model_card_of_a_missing_run_is_a_clear_error(tmp_path, capsys):
+    from training.model_card import main
+    assert main([str(tmp_path / "nothing")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("model_card: error:") and "does not exist" in err and "Traceback" not in err

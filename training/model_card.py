@@ -18,6 +18,7 @@ import time
 
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.neural import NeuralAgent
+from nardy_ai.errors import NardyError
 from nardy_ai.files import write_atomic
 from nardy_ai.machine import machine_description
 from nardy_ai.game import play_match, summarize
@@ -196,7 +197,11 @@ def main(argv=None) -> int:
     p.add_argument("--cube", action="store_true",
                    help="add the net's cube decisions on the variant's `nardy bench cube` set (backgammon)")
     args = p.parse_args(argv)
-    print(write_card(args.run_dir, args.games, args.results, args.cube))
+    try:
+        print(write_card(args.run_dir, args.games, args.results, args.cube))
+    except (NardyError, OSError) as e:           # a missing run, checkpoint or results file
+        print(f"model_card: error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
