@@ -37,9 +37,10 @@ import numpy as np
 
 from .board import board_from_json, board_to_json, flip, numbered_lines, parse_json
 from .classes import class_names, position_classes
-from .cube import CENTRE, CubeViews, Stakes
+from .cube import CubeViews
 from .errors import FormatError, NardyError
 from .files import write_atomic
+from .game import ask_cube
 from .machine import machine_description
 from .variants import Variant, get_variant
 
@@ -73,12 +74,13 @@ class CubeSet:
     dt: np.ndarray
     dp: np.ndarray
 
-    def views(self, taker: bool = False) -> CubeViews:
-        """The cubes as the doubler (or, ``taker``, the player answering) sees them."""
+    def views(self) -> CubeViews:
+        """The cubes as the doubler sees them (the taker's: ``.opponent()``): centred at 1, or
+        the doubler's at 2 after a taken double."""
         n = len(self.boards)
-        owner = np.where(np.array(self.owner) == "mover", 0, CENTRE)     # player 0 is the doubler
-        st = Stakes("cube", "geometric", self.value.astype(np.int64), owner.astype(np.int64), self.value > 1)
-        return st.views(np.arange(n), np.full(n, 1 if taker else 0), on_roll=False)
+        return CubeViews("cube", self.value.astype(np.int64),
+                         (np.array(self.owner) == "mover").astype(np.int64), 2 * self.value.astype(np.int64),
+                         self.value > 1, np.zeros(n, bool))
 
     def reference(self) -> dict:
         """The reference's proper actions and margins."""
@@ -97,7 +99,7 @@ def load_cube_positions(variant="backgammon", path: str | None = None, version: 
     path = path or cube_positions_path(v, version)
     if not os.path.exists(path):
         raise FormatError(f"no cube position set for {v.id}: {path} is missing "
-                          f"(build one with nardy bench cube --build, which needs the gnubg extra)")
+                          f"(build one with nardy_ai.bench_cube.build_cube_set, which needs the gnubg extra)")
     header, boards, value, owner, eq = None, [], [], [], []
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
@@ -209,11 +211,12 @@ def score_agent(agent, cset: CubeSet, clear_margin: float = CLEAR_MARGIN) -> dic
     and on the clear ones."""
     v = cset.variant
     ref = cset.reference()
-    double = _ask(agent, "double", cset.boards, cset.views(), v, False)
+    views = cset.views()
+    double = ask_cube(agent, "double", cset.boards, views, v, False)[0]
     scored = ref["take_scored"]
     take_boards = flip(cset.boards[scored], v)
     take = np.ones(len(cset.boards), bool)
-    take[scored] = _ask(agent, "take", take_boards, _subset(cset.views(taker=True), scored), v, True)
+    take[scored] = ask_cube(agent, "take", take_boards, views.opponent().select(scored), v, True)[0]
     best_double = np.minimum(cset.dt, cset.dp)
     chosen_d = np.where(double, best_double, cset.nd)
     cost_d = np.maximum(cset.nd, best_double) - chosen_d
@@ -248,18 +251,6 @@ def score_agent(agent, cset: CubeSet, clear_margin: float = CLEAR_MARGIN) -> dic
                 for i, name in enumerate(class_names(v)) if (cls == i).any()}
     return {"agent": agent.name, "all": rows(everything, scored), "clear": rows(clear_d, clear_t),
             "clear_by_class": by_class}
-
-
-def _subset(views: CubeViews, mask: np.ndarray) -> CubeViews:
-    return CubeViews(views.kind, views.value[mask], views.access[mask], views.next[mask],
-                     views.turned[mask], views.on_roll[mask])
-
-
-def _ask(agent, op: str, boards, cubes, v, default: bool) -> np.ndarray:
-    fn = getattr(agent, op, None)
-    if fn is None:
-        return np.full(len(boards), default)
-    return np.asarray(fn(boards, cubes, v)[0], bool)
 
 
 def bench_cube(agents: list[str], path: str | None = None, version: int | None = None,

@@ -169,8 +169,8 @@ MAX_STAKE = 2 ** 61
 @dataclass(frozen=True)
 class Stakes:
     """The stake of every game of a batch, as arrays: the game core's, the game runner's and
-    the agents' one representation of the cube and of dave (:class:`CubeState` is the view of
-    one game of it, :meth:`state`).
+    the agents' one representation of the cube and of dave (agents see it through
+    :meth:`views`; :class:`CubeState` is the one-game form the rules checker :func:`apply` uses).
 
     ``kind`` ``"cube"`` or ``"dave"``, ``progression`` ``"geometric"`` / ``"arithmetic"``;
     ``value`` ``(N,)`` int64 the stake; ``owner`` ``(N,)`` int64 :data:`CENTRE` or the player
@@ -195,14 +195,8 @@ class Stakes:
 
     def may_double(self, games: np.ndarray, player: np.ndarray) -> np.ndarray:
         """Whether ``player`` (on roll, before rolling) may double / offer in each of ``games``
-        (CUBE-1, CUBE-D: centred or their own cube; below :data:`MAX_STAKE`)."""
-        o = self.owner[games]
-        return ((o == CENTRE) | (o == player)) & (self.value[games] < MAX_STAKE)
-
-    def state(self, g: int) -> CubeState:
-        """Game ``g``'s stake as a :class:`CubeState` (no raise pending)."""
-        return CubeState(self.kind, self.progression, int(self.value[g]), int(self.owner[g]),
-                         turned=bool(self.turned[g]))
+        (:meth:`CubeViews.may_raise`)."""
+        return self.views(games, player).may_raise()
 
     def views(self, games: np.ndarray, viewer: np.ndarray, on_roll: bool = False) -> CubeViews:
         """The stakes of ``games`` as the deciding ``viewer`` (one player per game) sees them:
@@ -247,6 +241,20 @@ class CubeViews:
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
+
+    def may_raise(self) -> np.ndarray:
+        """Whether the decider may double / offer now (CUBE-1, CUBE-D: the cube is centred or
+        theirs; the stake is below :data:`MAX_STAKE`)."""
+        return (self.access >= 0) & (self.value < MAX_STAKE)
+
+    def select(self, rows) -> CubeViews:
+        """The views of some of the positions (an index or mask)."""
+        return CubeViews(self.kind, self.value[rows], self.access[rows], self.next[rows],
+                         self.turned[rows], self.on_roll[rows])
+
+    def opponent(self) -> CubeViews:
+        """The same stakes seen by the other player (who answers the raise; not on roll)."""
+        return replace(self, access=-self.access, on_roll=np.zeros(len(self), bool))
 
     @classmethod
     def from_dicts(cls, cubes, v: Variant) -> CubeViews:
@@ -349,7 +357,7 @@ def double_decision(probs: np.ndarray, cubes, v: Variant, x: np.ndarray,
     the no-double equity counts gammons as single games."""
     p, W, L = win_values(probs, v)
     c = CubeViews.from_dicts(cubes, v)
-    r = c.next.astype(float) / c.value.astype(float)
+    r = raise_ratio(c, v)
     access = c.access.astype(float)
     if single_if_centred is None:
         single_if_centred = v.jacoby

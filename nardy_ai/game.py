@@ -233,17 +233,20 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
     return recs
 
 
-def _ask(agent: Agent, op: str, boards: np.ndarray, cubes, v: Variant, default: bool):
-    """One batched cube question to an agent; an agent without the method never doubles and
-    always takes."""
+def ask_cube(agent: Agent, op: str, boards: np.ndarray, cubes, v: Variant,
+             default: bool) -> tuple[np.ndarray, list | None]:
+    """One batched cube question (``double``, ``take``, ``beaver``) to an agent: its decisions
+    ``(N,)`` bool and its equities (a dict per position, or None).  An agent without the method
+    answers ``default`` (never doubles, always takes)."""
     fn = getattr(agent, op, None)
     if fn is None or not len(boards):
-        return np.full(len(boards), default)
-    out = np.asarray(fn(boards, cubes, v)[0], bool)
+        return np.full(len(boards), default), None
+    decisions, equities = fn(boards, cubes, v)
+    out = np.asarray(decisions, bool)
     if out.shape != (len(boards),):
         raise IllegalPlay(f"agent {agent.name!r} answered {op} for {out.shape} positions, "
                           f"not {len(boards)}")
-    return out
+    return out, equities
 
 
 def cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent, Agent],
@@ -259,11 +262,11 @@ def cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent
         if not len(g):
             continue
         st = games.stakes
-        doubled = g[_ask(agents[seat], "double", games.board[g], st.views(g, np.full(len(g), seat)), v, False)]
+        doubled = g[ask_cube(agents[seat], "double", games.board[g], st.views(g, np.full(len(g), seat)), v, False)[0]]
         if not len(doubled):
             continue
-        took = _ask(agents[1 - seat], "take", flip(games.board[doubled], v),
-                    st.views(doubled, np.full(len(doubled), 1 - seat)), v, True)
+        took = ask_cube(agents[1 - seat], "take", flip(games.board[doubled], v),
+                        st.views(doubled, np.full(len(doubled), 1 - seat)), v, True)[0]
         for g_ in doubled.tolist():
             history[g_].append([ply, seat, "double", int(st.value[g_])])
         gone = doubled[~took]
@@ -273,8 +276,8 @@ def cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent
         kept = doubled[took]
         bv_mask = np.zeros(len(kept), bool)
         if v.beaver and v.stakes == "cube" and len(kept):
-            bv_mask = _ask(agents[1 - seat], "beaver", flip(games.board[kept], v),
-                           st.views(kept, np.full(len(kept), 1 - seat)), v, False)
+            bv_mask = ask_cube(agents[1 - seat], "beaver", flip(games.board[kept], v),
+                               st.views(kept, np.full(len(kept), 1 - seat)), v, False)[0]
         plain = kept[~bv_mask]
         games = core.take(games, plain, 1 - seat)
         for g_ in plain.tolist():
@@ -285,7 +288,7 @@ def cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent
             for g_ in bv.tolist():
                 history[g_].append([ply, 1 - seat, "beaver", int(games.stakes.value[g_])])
             cubes = games.stakes.views(bv, np.full(len(bv), seat), on_roll=True)   # the doubler, on roll
-            again = _ask(agents[seat], "take", games.board[bv], cubes, v, True)
+            again = ask_cube(agents[seat], "take", games.board[bv], cubes, v, True)[0]
             for g_ in bv[~again].tolist():
                 history[g_].append([ply, seat, "pass", int(games.stakes.value[g_])])
             games = core.refuse(games, bv[~again], 1 - seat)

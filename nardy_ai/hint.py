@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from .board import flip
-from .cube import CENTRE, Stakes
+from .cube import CubeViews
+from .game import ask_cube
 from .movegen import generate
 from .variants import Variant
 
@@ -24,19 +25,12 @@ def cube_hint(agent, board: np.ndarray, v: Variant, cube: dict | None) -> dict:
     """The agent's cube decision for the player on roll in ``board`` with ``cube``
     (``{"value", "owner"}``, default centred): ``action`` (one of :data:`ACTIONS`) and, when the
     agent gives them, its equities."""
-    cube = cube or {"value": 1, "owner": "centre"}
-    kind = v.stakes if v.stakes in ("cube", "dave") else "cube"
-    owner = {"centre": CENTRE, "mover": 0, "opponent": 1}[cube.get("owner", "centre")]
-    st = Stakes(kind, v.dave_progression if kind == "dave" else "geometric",
-                np.array([int(cube.get("value", 1))], np.int64), np.array([owner], np.int64),
-                np.array([bool(cube.get("turned", int(cube.get("value", 1)) > 1))]))
-    if not st.may_double(np.array([0]), np.array([0]))[0]:
+    views = CubeViews.from_dicts([cube or {"value": 1, "owner": "centre"}], v)
+    if not views.may_raise()[0]:
         return {"action": "no double available", "reason": "the opponent holds the cube"}
     out: dict = {}
-    double = getattr(agent, "double", None)
-    take = getattr(agent, "take", None)
-    doubles, eq = (np.array([False]), None) if double is None else double(board[None], st.views(np.array([0]), np.array([0])), v)
-    takes, teq = (np.array([True]), None) if take is None else take(flip(board[None], v), st.views(np.array([0]), np.array([1])), v)
+    doubles, eq = ask_cube(agent, "double", board[None], views, v, False)
+    takes, teq = ask_cube(agent, "take", flip(board[None], v), views.opponent(), v, True)
     if eq:
         out["equities"] = {k: round(float(x), 4) for k, x in eq[0].items()}
     if teq:
