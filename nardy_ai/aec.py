@@ -31,9 +31,8 @@ except ImportError as e:                                   # pragma: no cover - 
     raise ImportError("nardy_ai.aec needs PettingZoo: pip install -e '.[pettingzoo]'") from e
 
 from . import core
-from .board import flip
 from .encoding import get_encoder
-from .env import FEATURE_BOUND, MAX_ACTIONS
+from .env import MAX_ACTIONS, action_mask, observation, observation_space, seat_board
 from .render import text_board
 from .variants import parse_variant_spec
 
@@ -58,10 +57,7 @@ class NardyAEC(AECEnv):
         self.render_mode = render_mode
         self.max_plies = int(max_plies)
         self.encoder = get_encoder(encoder, self.variant) if encoder else None
-        obs = {"board": spaces.Box(-15, 15, (28,), np.int8), "dice": spaces.Box(0, 6, (2,), np.int64)}
-        if self.encoder is not None:
-            obs["features"] = spaces.Box(-FEATURE_BOUND, FEATURE_BOUND, (self.encoder.n_features,), np.float32)
-        space = spaces.Dict({"observation": spaces.Dict(obs),
+        space = spaces.Dict({"observation": observation_space(self.encoder),
                              "action_mask": spaces.Box(0, 1, (MAX_ACTIONS,), np.int8)})
         self.possible_agents = list(SEATS)
         self._obs_spaces = {a: space for a in SEATS}
@@ -97,17 +93,10 @@ class NardyAEC(AECEnv):
         self.infos[seat] = {"afterstates": self.after.boards, "plays": list(self.after.plays)}
 
     def observe(self, agent):
-        on_roll = self.games is not None and SEATS[int(self.games.turn[0])] == agent and not self.games.over[0]
-        b = self.games.board[0]
-        if SEATS[int(self.games.turn[0])] != agent:
-            b = flip(b[None], self.variant)[0]
-        obs = {"board": np.array(b, np.int8), "dice": np.array(self.dice if on_roll else (0, 0), np.int64)}
-        if self.encoder is not None:
-            obs["features"] = self.encoder(obs["board"][None])[0].astype(np.float32)
-        mask = np.zeros(MAX_ACTIONS, np.int8)
-        if on_roll:
-            mask[:len(self.after.boards)] = 1
-        return {"observation": obs, "action_mask": mask}
+        seat = SEATS.index(agent)
+        on_roll = self.games.turn[0] == seat and not self.games.over[0]
+        obs = observation(seat_board(self.games, seat), self.dice if on_roll else (0, 0), self.encoder)
+        return {"observation": obs, "action_mask": action_mask(len(self.after.boards) if on_roll else 0)}
 
     def step(self, action) -> None:
         seat = self.agent_selection

@@ -115,11 +115,7 @@ def start(variant: str | Variant, n: int, rng: np.random.Generator, stakes: str 
         st = Stakes.start(v, n)
         autos = automatic_doubles(v, n, rounds)
         st = replace(st, value=st.value << autos)
-    zeros = np.zeros(n, np.int64)
-    games = Games(v, np.repeat(start_board(v)[None], n, axis=0), first.copy(), first, zeros.copy(),
-                  np.zeros(n, bool), zeros.copy(), zeros.copy(), zeros.copy(), np.zeros(n, bool),
-                  lot, st)
-    return games, rounds
+    return replace(fresh(v, n), turn=first.copy(), first=first, lot=lot, stakes=st), rounds
 
 
 def fresh(variant: str | Variant, n: int) -> Games:
@@ -234,13 +230,6 @@ def may_double(games: Games, idx: np.ndarray) -> np.ndarray:
     return games.stakes.may_double(idx, games.turn[idx]) & ~games.over[idx]
 
 
-def _stakes(games: Games, value=None, owner=None, turned=None) -> Stakes:
-    st = games.stakes
-    return replace(st, value=st.value if value is None else value,
-                   owner=st.owner if owner is None else owner,
-                   turned=st.turned if turned is None else turned)
-
-
 def take(games: Games, idx: np.ndarray, taker: np.ndarray) -> Games:
     """The raise offered in the games ``idx`` is taken by ``taker``: the stake rises (CUBE-1 ×2,
     CUBE-D ×2 or +1) and the taker gets the cube (access to the next raise)."""
@@ -250,7 +239,7 @@ def take(games: Games, idx: np.ndarray, taker: np.ndarray) -> Games:
     value[idx] = st.next_value(idx)
     owner[idx] = taker
     turned[idx] = True
-    return replace(games, stakes=_stakes(games, value, owner, turned))
+    return replace(games, stakes=replace(st, value=value, owner=owner, turned=turned))
 
 
 def beaver(games: Games, idx: np.ndarray, beaverer: np.ndarray) -> Games:
@@ -263,7 +252,7 @@ def beaver(games: Games, idx: np.ndarray, beaverer: np.ndarray) -> Games:
     value[idx] *= 2
     owner[idx] = beaverer
     turned[idx] = True
-    return replace(games, stakes=_stakes(games, value, owner, turned))
+    return replace(games, stakes=replace(st, value=value, owner=owner, turned=turned))
 
 
 def take_beaver(games: Games, idx: np.ndarray) -> Games:
@@ -272,7 +261,7 @@ def take_beaver(games: Games, idx: np.ndarray) -> Games:
     idx = np.asarray(idx, np.int64)
     value = games.stakes.value.copy()
     value[idx] *= 2
-    return replace(games, stakes=_stakes(games, value=value))
+    return replace(games, stakes=replace(games.stakes, value=value))
 
 
 def refuse(games: Games, idx: np.ndarray, winner: np.ndarray) -> Games:

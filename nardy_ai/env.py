@@ -50,6 +50,7 @@ from . import GYM_ENVS, core, register_gym_envs
 from .agents import make_agent
 from .board import flip
 from .cube import stakes_variant
+from .encoding import get_encoder
 from .errors import IllegalPlay, NardyError
 from .render import text_board
 from .variants import parse_variant_spec
@@ -65,6 +66,38 @@ FEATURE_BOUND = 16.0
 #: Registered ids (namespace ``nardy_ai``) -> the variant and stakes of the environment.
 ENV_IDS = GYM_ENVS
 register_envs = register_gym_envs
+
+
+def observation_space(encoder) -> spaces.Dict:
+    """The board (28 int8), the dice and, with an encoder, its ``features``: what one seat
+    observes (this module's environments and :mod:`nardy_ai.aec`)."""
+    obs = {"board": spaces.Box(-15, 15, (28,), np.int8), "dice": spaces.Box(0, 6, (2,), np.int64)}
+    if encoder is not None:
+        obs["features"] = spaces.Box(-FEATURE_BOUND, FEATURE_BOUND, (encoder.n_features,), np.float32)
+    return spaces.Dict(obs)
+
+
+def seat_board(games: core.Games, seat: int) -> np.ndarray:
+    """Game 0's position ``(28,)`` from ``seat``'s view (the board is kept from the mover's)."""
+    b = games.board[0]
+    return b if games.turn[0] == seat else flip(b[None], games.variant)[0]
+
+
+def observation(board: np.ndarray, dice, encoder) -> dict:
+    """A fresh observation (new arrays every call, as Gymnasium asks) of ``observation_space``."""
+    obs = {"board": np.array(board, np.int8), "dice": np.array(dice, np.int64)}
+    if encoder is not None:
+        obs["features"] = encoder(obs["board"][None])[0].astype(np.float32)
+    return obs
+
+
+def action_mask(n_legal: int) -> np.ndarray:
+    """``(MAX_ACTIONS,)`` int8: 1 for the first ``n_legal`` actions (the legal afterstates)."""
+    if n_legal > MAX_ACTIONS:
+        raise NardyError(f"{n_legal} legal afterstates exceed MAX_ACTIONS={MAX_ACTIONS}")
+    mask = np.zeros(MAX_ACTIONS, np.int8)
+    mask[:n_legal] = 1
+    return mask
 
 
 class NardyEnv(gym.Env):
@@ -89,15 +122,8 @@ class NardyEnv(gym.Env):
         self.learner_cube = make_agent(learner_cube, self.variant)
         self.seat_choice, self.illegal, self.max_plies = seat, illegal, int(max_plies)
         self.render_mode = render_mode
-        self.encoder = None
-        obs = {"board": spaces.Box(-15, 15, (28,), np.int8),
-               "dice": spaces.Box(0, 6, (2,), np.int64)}
-        if encoder is not None:
-            from .encoding import get_encoder
-            self.encoder = get_encoder(encoder, self.variant)
-            obs["features"] = spaces.Box(-FEATURE_BOUND, FEATURE_BOUND, (self.encoder.n_features,),
-                                         np.float32)
-        self.observation_space = spaces.Dict(obs)
+        self.encoder = None if encoder is None else get_encoder(encoder, self.variant)
+        self.observation_space = observation_space(self.encoder)
         self.action_space = spaces.Discrete(MAX_ACTIONS)
         self._worst = int(max(self.variant.scoring))
         self.games: core.Games | None = None
@@ -170,24 +196,15 @@ class NardyEnv(gym.Env):
 
     def board(self) -> np.ndarray:
         """The position ``(28,)`` from the learner's view."""
-        b = self.games.board[0]
-        return b if self.games.turn[0] == self.seat else flip(b[None], self.variant)[0]
+        return seat_board(self.games, self.seat)
 
     def _observation(self) -> dict:
-        b = np.array(self.board(), np.int8)
-        obs = {"board": b, "dice": np.array(self.dice, np.int64)}
-        if self.encoder is not None:
-            obs["features"] = self.encoder(b[None])[0].astype(np.float32)
-        return obs
+        return observation(self.board(), self.dice, self.encoder)
 
     def _info(self) -> dict:
-        mask = np.zeros(MAX_ACTIONS, np.int8)
-        info = {"seat": self.seat, "ply": int(self.games.plies[0]), "action_mask": mask}
+        n = 0 if self.after is None else len(self.after.boards)
+        info = {"seat": self.seat, "ply": int(self.games.plies[0]), "action_mask": action_mask(n)}
         if self.after is not None:
-            n = len(self.after.boards)
-            if n > MAX_ACTIONS:
-                raise NardyError(f"{n} legal afterstates exceed MAX_ACTIONS={MAX_ACTIONS}")
-            mask[:n] = 1
             info["afterstates"] = self.after.boards
             info["plays"] = self.after.notation(np.arange(n))
         if self.games.over[0]:
