@@ -28,40 +28,56 @@ CASES = [
 ]
 
 
-def loop_digests() -> dict:
-    """SHA-256 digests of what the other lockstep loops produce for fixed seeds: TD self-play
-    (an untrained 8-unit net, seeded), the benchmarks' random-play and self-play samplers."""
+def digest(*arrays) -> str:
+    """SHA-256 of the arrays' bytes, in order."""
     import hashlib
 
     import numpy as np
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def sampler_digests(variant: str) -> dict:
+    """Digests of the benchmarks' random-play and self-play samplers for fixed seeds."""
+    import numpy as np
+
+    from nardy_ai.agents import make_agent
+    from nardy_ai.bench import _self_play_decisions, random_positions
+    from nardy_ai.variants import parse_variant_spec
+    b, d = _self_play_decisions(make_agent("heuristic", variant), parse_variant_spec(variant),
+                                np.random.default_rng(4), 16, 3, 150)
+    return {f"random_positions/{variant}": digest(random_positions(variant, 32, 120, seed=3)),
+            f"self_play_decisions/{variant}": digest(b, d)}
+
+
+def selfplay_digest(variant: str) -> dict:
+    """Digest of TD self-play's first 12 finished games (an untrained 8-unit net, seeded)."""
+    import numpy as np
     import torch
 
-    from nardy_ai.bench import _self_play_decisions, random_positions
     from nardy_ai.model import NeuralEvaluator
     from training.td import SelfPlay
+    torch.manual_seed(0)
+    ev = NeuralEvaluator.create(variant, hidden=(8,))
+    play = SelfPlay(ev, 16, np.random.default_rng(5), epsilon=0.3)
+    games = []
+    while len(games) < 12:
+        games += play.ply()
+    return {f"selfplay/{variant}": digest(*[g.boards for g in games[:12]],
+                                          np.array([g.level for g in games[:12]]))}
 
-    def digest(*arrays) -> str:
-        h = hashlib.sha256()
-        for a in arrays:
-            h.update(np.ascontiguousarray(a).tobytes())
-        return h.hexdigest()
 
+def loop_digests() -> dict:
+    """What the other lockstep loops produce for fixed seeds: TD self-play and the benchmarks'
+    two samplers, for backgammon and long nardy."""
     out = {}
     for variant in ("backgammon", "long"):
-        torch.manual_seed(0)
-        ev = NeuralEvaluator.create(variant, hidden=(8,))
-        play = SelfPlay(ev, 16, np.random.default_rng(5), epsilon=0.3)
-        games = []
-        while len(games) < 12:
-            games += play.ply()
-        out[f"selfplay/{variant}"] = digest(*[g.boards for g in games[:12]],
-                                            np.array([g.level for g in games[:12]]))
-        out[f"random_positions/{variant}"] = digest(random_positions(variant, 32, 120, seed=3))
-        from nardy_ai.agents import make_agent
-        b, d = _self_play_decisions(make_agent("heuristic", variant), ev.variant,
-                                    np.random.default_rng(4), 16, 3, 150)
-        out[f"self_play_decisions/{variant}"] = digest(b, d)
+        out.update(selfplay_digest(variant))
+        out.update(sampler_digests(variant))
     return out
+
 
 if __name__ == "__main__":
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "pinned_games.jsonl")

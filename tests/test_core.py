@@ -3,7 +3,6 @@ and its pure functions follow the rules they cite."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import replace
@@ -51,41 +50,28 @@ def test_runner_plays_the_pinned_games(recs):
     replay(got)
 
 
-def _digest(*arrays) -> str:
-    h = hashlib.sha256()
-    for a in arrays:
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()
+def _pinned_loops() -> dict:
+    with open(os.path.join(DATA, "pinned_loops.json"), encoding="utf-8") as f:
+        return json.load(f)
 
 
 @pytest.mark.parametrize("variant", ["backgammon", "long"])
 def test_samplers_give_the_pinned_positions(variant):
     """The benchmarks' samplers, now drivers of the core, meet the same positions as before."""
-    from nardy_ai.bench import _self_play_decisions, random_positions
-    with open(os.path.join(DATA, "pinned_loops.json"), encoding="utf-8") as f:
-        pinned = json.load(f)
-    assert _digest(random_positions(variant, 32, 120, seed=3)) == pinned[f"random_positions/{variant}"]
-    b, d = _self_play_decisions(make_agent("heuristic", variant), parse_variant_spec(variant),
-                                np.random.default_rng(4), 16, 3, 150)
-    assert _digest(b, d) == pinned[f"self_play_decisions/{variant}"]
+    from make_pinned_games import sampler_digests
+    pinned = _pinned_loops()
+    for key, value in sampler_digests(variant).items():
+        assert value == pinned[key], key
 
 
 @pytest.mark.parametrize("variant", ["backgammon", "long"])
 def test_self_play_gives_the_pinned_games(variant):
-    """TD self-play (training.td.SelfPlay), a driver of the core, plays the pinned games."""
-    torch = pytest.importorskip("torch")
-    from nardy_ai.model import NeuralEvaluator
-    from training.td import SelfPlay
-    with open(os.path.join(DATA, "pinned_loops.json"), encoding="utf-8") as f:
-        pinned = json.load(f)
-    torch.manual_seed(0)
-    ev = NeuralEvaluator.create(variant, hidden=(8,))
-    play = SelfPlay(ev, 16, np.random.default_rng(5), epsilon=0.3)
-    games = []
-    while len(games) < 12:
-        games += play.ply()
-    assert _digest(*[g.boards for g in games[:12]], np.array([g.level for g in games[:12]])) \
-        == pinned[f"selfplay/{variant}"]
+    """TD self-play (training.selfplay.SelfPlay), a driver of the core, plays the pinned games."""
+    pytest.importorskip("torch")
+    from make_pinned_games import selfplay_digest
+    pinned = _pinned_loops()
+    for key, value in selfplay_digest(variant).items():
+        assert value == pinned[key], key
 
 
 def test_start_decides_the_first_mover_by_lot():
