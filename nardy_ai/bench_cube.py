@@ -146,12 +146,12 @@ def sample_cube_candidates(n: int, seed: int = 1, source: str = SOURCE_NET,
     [-0.2, 0.2), [0.2, 0.5), [0.5, 0.8), [0.8, 1.2) and [1.2, 2.0]; duplicates removed.
     Returns the boards and that equity."""
     from . import core
-    from .agents import make_agent
+    from .agents.neural import NeuralAgent
     from .netset import load_evaluator
     v = get_variant("backgammon")
     rng = np.random.default_rng(seed)
-    agent = make_agent(f"td:{source}", v)
     ev = load_evaluator(source, v, device="cpu")
+    agent = NeuralAgent(ev)                          # 0-ply play with the evaluator loaded once
     state = core.fresh(v, games)
     everyone = np.arange(games)
     pool = []

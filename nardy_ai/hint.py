@@ -49,7 +49,7 @@ def play_hint(agent, board: np.ndarray, v: Variant, dice, top: int = 10) -> list
     first; an agent without equities ranks its own choice first, the rest as generated)."""
     after = generate(board[None], np.array([dice]), v, notation=True)
     n = len(after.boards)
-    eq = agent.equity(after.boards, v) if hasattr(agent, "equity") else None
+    eq = agent.equity(after.boards, v)          # None from agents without an evaluator
     if eq is None:
         choice = int(agent.choose(after, v, np.random.default_rng(0))[0])
         order = [choice] + [i for i in range(n) if i != choice]
