@@ -331,9 +331,10 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
                         stakes=Stakes.start(v, n) if staked else None)
         hist = np.zeros((n, plies.max() + 1, 28), np.int8)
         dice = np.zeros((n, 2), np.int64)
+        cube_actions = _cube_actions_by_ply(recs)
         for k in range(plies.max() + 1):
-            if staked:
-                games = _replay_cube_actions(games, recs, k)
+            if k in cube_actions:
+                games = _replay_cube_actions(games, cube_actions[k])
             act = np.flatnonzero((plies > k) & ~games.over)
             if not len(act):
                 continue
@@ -374,35 +375,37 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
     return out
 
 
-def _replay_cube_actions(games: core.Games, recs: Sequence[GameRecord], ply: int) -> core.Games:
-    """The recorded cube actions of ``ply`` applied to the core's stakes (BG-M automatic
-    doubles, takes, beavers and passes; an offer itself changes no stake)."""
+def _cube_actions_by_ply(recs: Sequence[GameRecord]) -> dict[int, list[tuple[int, int, str, str | None]]]:
+    """Every recorded cube action as ``ply -> [(record index, player, action, the action
+    before it in that game)]``, in the records' order."""
+    out: dict[int, list] = {}
     for j, r in enumerate(recs):
+        before = None
         for at, player, action, _ in r.cube:
-            if at != ply:
-                continue
-            g = np.array([j])
-            if action == "auto":
-                st = games.stakes
-                value = st.value.copy()
-                value[j] *= 2
-                games = replace(games, stakes=replace(st, value=value))
-            elif action == "take" and _answers_beaver(r, at, player):
-                games = core.take_beaver(games, g)
-            elif action == "take":
-                games = core.take(games, g, player)
-            elif action == "beaver":
-                games = core.beaver(games, g, player)
-            elif action == "pass":
-                games = core.refuse(games, g, 1 - player)
+            out.setdefault(at, []).append((j, player, action, before))
+            before = action
+    return out
+
+
+def _replay_cube_actions(games: core.Games, actions) -> core.Games:
+    """Recorded cube actions applied to the core's stakes (BG-M automatic doubles, takes,
+    beavers and passes; an offer itself changes no stake; a take right after a beaver is the
+    doubler accepting it, BG-B)."""
+    for j, player, action, before in actions:
+        g = np.array([j])
+        if action == "auto":
+            value = games.stakes.value.copy()
+            value[j] *= 2
+            games = replace(games, stakes=replace(games.stakes, value=value))
+        elif action == "take" and before == "beaver":
+            games = core.take_beaver(games, g)
+        elif action == "take":
+            games = core.take(games, g, player)
+        elif action == "beaver":
+            games = core.beaver(games, g, player)
+        elif action == "pass":
+            games = core.refuse(games, g, 1 - player)
     return games
-
-
-def _answers_beaver(r: GameRecord, ply: int, player: int) -> bool:
-    """Whether ``player``'s take at ``ply`` answers a beaver (BG-B: the doubler accepting the
-    redouble) rather than a double."""
-    actions = [(p, a) for at, p, a, _ in r.cube if at == ply]
-    return any(a == "beaver" for p, a in actions) and any(p == player and a == "double" for p, a in actions)
 
 
 def _replay_cube(r: GameRecord, v: Variant) -> CubeState:
