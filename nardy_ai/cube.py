@@ -12,13 +12,12 @@ Jacoby and automatic doubles exist for the cube only) and in scoring (dave: no m
 
 Decisions.  :func:`janowski_equity` turns cubeless outcome probabilities (as
 :mod:`nardy_ai.model` defines them) into cubeful money equity with Janowski's model: a mix of
-the dead-cube equity and the piecewise-linear live-cube equity, weighted by the cube
-efficiency ``x`` (:func:`cube_efficiency`: 0.68 in contact, 0.6-0.7 by pip count in a race,
-as gnubg does).  :func:`double_decision` and :func:`take_decision` compare no double,
-double/take and double/pass in units of the current stake; a raise to ``r`` times the stake
-(``r = 2`` for the cube, ``(v + 1) / v`` for arithmetic dave) enters the take and cash points
-as ``1 / r`` in place of Janowski's ``1 / 2``.  :func:`race_win_chance` is the pip-count rule
-of the bots without an evaluator.
+the dead-cube equity and the piecewise-linear live-cube equity, weighted by the cube life
+``x`` (:func:`cube_life`: by position class, gnubg's published values).  A raise to ``r``
+times the stake (``r = 2`` for the cube, ``(v + 1) / v`` for arithmetic dave) enters the take
+and cash points as ``1 / r`` in place of Janowski's ``1 / 2``.  The decisions themselves (no
+double, double/take, double/pass, at 0 ply or with a lookahead) are :mod:`nardy_ai.cubeful`'s.
+:func:`race_win_chance` is the pip-count rule of the bots without an evaluator.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .board import CUBE_ACCESS, CUBE_OWNERS, pip_counts
+from .classes import class_names, position_classes
 from .errors import IllegalCubeAction, UnknownOption
 from .scoring import stake_points
 from .variants import Variant, get_variant, with_options
@@ -274,20 +274,28 @@ class CubeViews:
 
 # --- decisions --------------------------------------------------------------------------------
 
-#: Cube efficiency in contact positions (gnubg's value for contact and crashed positions).
-CONTACT_EFFICIENCY = 0.68
+#: Cube life (Janowski's ``x``) per position class (:mod:`nardy_ai.classes`), gnubg's published
+#: settings: contact and crashed 0.68, the one-sided bear-off 0.6; a race by pip count
+#: (:data:`RACE_LIFE`).  Long nardy uses the same table for its classes (no published values
+#: exist; ours are checked by the dave measurement of the model cards).
+CUBE_LIFE = {"contact": 0.68, "crashed": 0.68, "bearoff": 0.6}
+#: Race cube life ``a + b × pips`` of the player deciding, clipped to ``[lo, hi]`` (gnubg's
+#: 0.55 + 0.00125 × pips within [0.6, 0.7]).
+RACE_LIFE = (0.55, 0.00125, 0.6, 0.7)
 
 
-def cube_efficiency(boards: np.ndarray, v: Variant, race: np.ndarray | None = None) -> np.ndarray:
-    """Janowski's ``x`` per position ``(N,)``: 0.68 in contact; in a race (``race`` ``(N,)``
-    bool, short nardy) gnubg's ``0.55 + 0.00125 × pips`` of the player deciding, clipped to
-    [0.6, 0.7].  Long nardy has no contact in the backgammon sense; we use 0.68 there."""
-    n = len(boards)
-    x = np.full(n, CONTACT_EFFICIENCY)
-    if race is not None and not v.is_long:
-        pips = pip_counts(boards, v)[:, 0]
-        x = np.where(race, np.clip(0.55 + 0.00125 * pips, 0.6, 0.7), x)
-    return x
+def cube_life(boards: np.ndarray, v: Variant) -> np.ndarray:
+    """Janowski's ``x`` ``(N,)`` for positions ``(N, 28)`` seen by the player deciding: by
+    position class (:data:`CUBE_LIFE`, :data:`RACE_LIFE` from the decider's pip count)."""
+    boards = np.asarray(boards, np.int8)
+    names = class_names(v)
+    classes = position_classes(boards, v)
+    a, b, lo, hi = RACE_LIFE
+    pips = pip_counts(boards, v)[:, 0]
+    table = np.array([CUBE_LIFE.get(c, np.nan) for c in names])
+    x = table[classes]
+    race = classes == names.index("race")
+    return np.where(race, np.clip(a + b * pips, lo, hi), x)
 
 
 def win_values(probs: np.ndarray, v: Variant) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -346,40 +354,6 @@ def raise_ratio(cubes, v: Variant) -> np.ndarray:
     or cube dicts)."""
     c = CubeViews.from_dicts(cubes, v)
     return c.next.astype(float) / c.value.astype(float)
-
-
-def double_decision(probs: np.ndarray, cubes, v: Variant, x: np.ndarray,
-                    single_if_centred: bool | None = None):
-    """Double? for the player on roll with outcome probabilities ``probs`` ``(N, K)`` (its own
-    view).  Returns ``(decisions (N,) bool, equities)``: each a dict of ``no_double``,
-    ``double_take``, ``double_pass`` (units of the current stake) and ``p``.  Doubles when
-    ``min(double_take, double_pass) > no_double``.  BG-J: with Jacoby and a never-turned cube
-    the no-double equity counts gammons as single games."""
-    p, W, L = win_values(probs, v)
-    c = CubeViews.from_dicts(cubes, v)
-    r = raise_ratio(c, v)
-    access = c.access.astype(float)
-    if single_if_centred is None:
-        single_if_centred = v.jacoby
-    untouched = (c.access == 0) & ~c.turned & bool(single_if_centred)
-    nd = janowski_equity(p, np.where(untouched, 1.0, W), np.where(untouched, 1.0, L), x, access, r)
-    dt = r * janowski_equity(p, W, L, x, -1, r)
-    dp = np.ones_like(p)
-    decisions = np.minimum(dt, dp) > nd
-    eq = [{"no_double": float(a), "double_take": float(b), "double_pass": 1.0, "p": float(q)}
-          for a, b, q in zip(nd, dt, p)]
-    return decisions, eq
-
-
-def take_decision(probs: np.ndarray, cubes, v: Variant, x: np.ndarray):
-    """Take? for the player offered a raise, with outcome probabilities ``probs`` ``(N, K)`` of
-    its own side.  Takes when its equity after the take, ``r ×`` the equity with the cube
-    (access: the taker), is at least -1 (passing loses the current stake).  Returns
-    ``(decisions, equities)`` with ``take``, ``pass`` and ``p``."""
-    p, W, L = win_values(probs, v)
-    r = raise_ratio(cubes, v)
-    after = r * janowski_equity(p, W, L, x, 1, r)
-    return after >= -1.0, [{"take": float(a), "pass": -1.0, "p": float(q)} for a, q in zip(after, p)]
 
 
 # --- the pip-count rule of bots without an evaluator ---------------------------------------------

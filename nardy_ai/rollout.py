@@ -319,10 +319,10 @@ def play_task_with_files(files: dict, task: RolloutTask) -> tuple[int, dict]:
     from .shipping import local_copy
     spec = task.agent
     if isinstance(spec, str) and spec.startswith("td:") and (task.variant, spec) not in _AGENTS:
-        path, plies = parse_td_spec(spec[3:])
+        path = parse_td_spec(spec[3:])[0]
         if path in files:
             local = local_copy(path, *files[path])
-            built = spec if local == path else f"td:{local}" + (f"@{plies}ply" if plies else "")
+            built = spec if local == path else f"td:{local}" + spec[3 + len(path):]
             _AGENTS[(task.variant, spec)] = make_agent(built, task.variant)
     return play_task(task)
 

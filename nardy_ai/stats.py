@@ -38,7 +38,11 @@ def mean_ci95(x: np.ndarray) -> list[float] | None:
 
 def side_stats(points: np.ndarray, levels: np.ndarray, names: Sequence[str]) -> dict:
     """Results of one side.  ``points`` ``(n,)`` signed points per game from that side's view,
-    duplicate pairs adjacent (games ``2k``, ``2k + 1``); ``levels`` the result level of each."""
+    duplicate pairs adjacent (games ``2k``, ``2k + 1``); ``levels`` the result level of each.
+    Besides the mean (whose interval is the usual one), the duplicate pairs won and lost (a
+    pair's two games summed) and the share of the decided ones won with its Wilson interval:
+    a figure that heavy-tailed stakes (geometric dave with raise wars: stakes of 2^30 and
+    more in a few games) cannot swamp."""
     points = np.asarray(points, float)
     levels = np.asarray(levels)
     n = len(points)
@@ -46,6 +50,9 @@ def side_stats(points: np.ndarray, levels: np.ndarray, names: Sequence[str]) -> 
     ppg = float(points.mean())
     ci = mean_ci95(points.reshape(-1, 2).mean(axis=1))
     wins = int(won.sum())
+    pair_sums = points.reshape(-1, 2).sum(axis=1)
+    pairs_won, pairs_lost = int((pair_sums > 0).sum()), int((pair_sums < 0).sum())
+    decided = pairs_won + pairs_lost
 
     def count(mask):
         return {name: int((mask & (levels == i + 1)).sum()) for i, name in enumerate(names)}
@@ -61,6 +68,10 @@ def side_stats(points: np.ndarray, levels: np.ndarray, names: Sequence[str]) -> 
         "win_rate_ci95": wilson_interval(wins, n),
         "levels_won": count(won),
         "levels_lost": count(~won),
+        "pairs_won": pairs_won,
+        "pairs_lost": pairs_lost,
+        "decided_pairs_won_share": pairs_won / decided if decided else None,
+        "decided_pairs_won_ci95": wilson_interval(pairs_won, decided) if decided else None,
         "win_rates_by_level": {names[i]: float((won & (levels > i)).mean()) for i in range(1, len(names))},
         "loss_rates_by_level": {names[i]: float((~won & (levels > i)).mean()) for i in range(1, len(names))},
     }

@@ -168,8 +168,14 @@ def test_0ply_agent_bears_off_the_last_checkers():
 def test_td_spec_with_search_depth(tmp_path):
     path = tmp_path / "net.pt"
     save_checkpoint(path, {"evaluator": NET.state()})
-    assert parse_td_spec(f"{path}@2ply") == (str(path), 2)
-    assert parse_td_spec("runs/a@b/net.pt") == ("runs/a@b/net.pt", 0)
+    assert parse_td_spec(f"{path}@2ply") == (str(path), 2, 2)
+    assert parse_td_spec("runs/a@b/net.pt") == ("runs/a@b/net.pt", 0, 0)
+    assert parse_td_spec(f"{path}@1ply+pipcube") == (str(path), 1, "pip")
+    assert parse_td_spec(f"{path}+pipcube") == (str(path), 0, "pip")
+    assert parse_td_spec(f"{path}@0ply+cube1ply") == (str(path), 0, 1)
+    assert make_agent(f"td:{path}+cube2ply", "backgammon").cube_plies == 2
+    with pytest.raises(UnknownAgent, match="3-ply"):
+        make_agent(f"td:{path}+cube3ply", "backgammon")
     for suffix, plies in (("", 0), ("@0ply", 0), ("@1ply", 1), ("@2ply", 2)):
         agent = make_agent(f"td:{path}{suffix}", "backgammon")
         assert agent.plies == plies and agent.name == f"td:{path}{suffix}"

@@ -430,20 +430,21 @@ def test_model_card_lists_measured_gauntlet_matches(reference, tmp_path):
     me = f"td:{run}/current.pt"
     summary = {"agents": [me, "gnubg:0ply", "pubeval"], "pairings": [
         {"agents": [me, "gnubg:0ply"], "games": 4000, "points_per_game": -0.035,
-         "points_per_game_ci95": [-0.073, 0.003], "win_rate": 0.49, "win_rate_ci95": [0.475, 0.505]},
+         "points_per_game_ci95": [-0.073, 0.003], "win_rate": 0.49, "win_rate_ci95": [0.475, 0.505],
+         "decided_pairs_won_share": 0.48, "decided_pairs_won_ci95": [0.45, 0.51]},
         {"agents": ["gnubg:0ply", "pubeval"], "games": 10, "points_per_game": 0.5,
          "points_per_game_ci95": [0.1, 0.9], "win_rate": 0.6, "win_rate_ci95": [0.3, 0.9]}]}
     path = tmp_path / "summary.json"
     path.write_text(json.dumps(summary))
     text = write_card(str(run), games=4, result_files=[str(path)])
     assert "## Measured matches" in text
-    assert "| gnubg:0ply | 4,000 | -0.035 (-0.073 to +0.003) | 49.0% (47.5-50.5%)" in text
+    assert (f"| {me} | gnubg:0ply | none | 4,000 | -0.035 (-0.073 to +0.003) | 48.0% (45.0-51.0%) "
+            f"| 49.0% (47.5-50.5%)") in text
     assert "| pubeval | 10 |" not in text
     assert "## Cube decisions" not in text
     cubed = write_card(str(run), games=4, result_files=[str(path)], cube=True)
-    rows = [line for line in cubed.splitlines() if line.startswith("| clear (margin >= 0.08) |")
-            or line.startswith("| all |")]
-    assert "## Cube decisions (`nardy bench cube`, set v1: 1,500 money positions" in cubed and len(rows) == 2
+    rows = [line for line in cubed.splitlines() if line.startswith(("| 0 ply (Janowski) |", "| 1 ply (cubeful"))]
+    assert "## Cube decisions (`nardy bench cube`, set v1: 1,500 money positions" in cubed and len(rows) == 4
 
 
 def test_fit_history_joins_earlier_generations_labels():

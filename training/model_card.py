@@ -90,9 +90,10 @@ def measured_lines(result_files: list[str]) -> list[str]:
     ``summary.json``) whose first agent is this net: duplicate-dice matches with intervals."""
     if not result_files:
         return []
-    lines = ["", "## Measured matches (0-ply, cubeless, duplicate-dice pairs; 95% CI over the pairs)", "",
-             "| opponent | games | points per game (95% CI) | win rate (95% CI) | result file |",
-             "|---|---|---|---|---|"]
+    lines = ["", "## Measured matches (duplicate-dice pairs; 95% CI over the pairs)", "",
+             "| agent | opponent | stakes | games | points per game (95% CI) | decided pairs won (95% CI) "
+             "| win rate (95% CI) | result file |",
+             "|---|---|---|---|---|---|---|---|"]
     for path in result_files:
         with open(path, encoding="utf-8") as f:
             d = json.load(f)
@@ -102,31 +103,38 @@ def measured_lines(result_files: list[str]) -> list[str]:
                 continue
             lo, hi = p["points_per_game_ci95"]
             wlo, whi = p["win_rate_ci95"]
-            lines.append(f"| {p['agents'][1]} | {p['games']:,} | {p['points_per_game']:+.3f} ({lo:+.3f} to {hi:+.3f}) "
+            share, sci = p.get("decided_pairs_won_share"), p.get("decided_pairs_won_ci95")
+            pairs = f"{100 * share:.1f}% ({100 * sci[0]:.1f}-{100 * sci[1]:.1f}%)" if sci else "-"
+            ppg = (f"{p['points_per_game']:+.3f} ({lo:+.3f} to {hi:+.3f})" if abs(p["points_per_game"]) < 1e4
+                   else f"{p['points_per_game']:+.3g} ({lo:+.3g} to {hi:+.3g})")
+            lines.append(f"| {me} | {p['agents'][1]} | {d.get('stakes', 'none')} | {p['games']:,} | {ppg} | {pairs} "
                          f"| {100 * p['win_rate']:.1f}% ({100 * wlo:.1f}-{100 * whi:.1f}%) | `{os.path.relpath(path)}` |")
     return lines
 
 
-def cube_lines(agent, v) -> list[str]:
-    """The agent's double / take decisions on the variant's cube position set
-    (``nardy bench cube``, gnubg 2-ply references), when the variant has one."""
+def cube_lines(ev, v) -> list[str]:
+    """The net's double / take decisions on the variant's cube position set (``nardy bench
+    cube``, gnubg 2-ply references), cubeful at 0 ply (Janowski) and 1 ply (nardy_ai/cubeful.py),
+    when the variant has a set."""
     from nardy_ai.bench_cube import CLEAR_MARGIN, cube_positions_path, load_cube_positions, score_agent
     if not os.path.exists(cube_positions_path(v)):
         return []
     cset = load_cube_positions(v.id)
-    r = score_agent(agent, cset)
     lines = ["", f"## Cube decisions (`nardy bench cube`, set v{cset.header['version']}: "
-             f"{len(cset.boards):,} money positions, reference {cset.header['reference']}; 0-ply, Janowski)", "",
-             "| decisions | number | agreement | mean cost (milli-stakes) | missed doubles | early doubles | wrong takes | wrong passes |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"{len(cset.boards):,} money positions, reference {cset.header['reference']})", "",
+             "| cube decided at | decisions | number | agreement | mean cost (milli-stakes) | missed doubles "
+             "| early doubles | wrong takes | wrong passes |",
+             "|---|---|---|---|---|---|---|---|---|"]
 
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}%"
-    for which, label in (("clear", f"clear (margin >= {CLEAR_MARGIN})"), ("all", "all")):
-        x = r[which]
-        lines.append(f"| {label} | {x['double_decisions'] + x['take_decisions']:,} | {pct(x['agreement'])} | "
-                     f"{1000 * x['mean_cost']:.1f} | {pct(x['missed_doubles'])} | {pct(x['early_doubles'])} | "
-                     f"{pct(x['wrong_takes'])} | {pct(x['wrong_passes'])} |")
+    for plies, how in ((0, "0 ply (Janowski)"), (1, "1 ply (cubeful lookahead)")):
+        r = score_agent(NeuralAgent(ev, name="td", plies=plies), cset)
+        for which, label in (("clear", f"clear (margin >= {CLEAR_MARGIN})"), ("all", "all")):
+            x = r[which]
+            lines.append(f"| {how} | {label} | {x['double_decisions'] + x['take_decisions']:,} | {pct(x['agreement'])} | "
+                         f"{1000 * x['mean_cost']:.1f} | {pct(x['missed_doubles'])} | {pct(x['early_doubles'])} | "
+                         f"{pct(x['wrong_takes'])} | {pct(x['wrong_passes'])} |")
     return lines
 
 
@@ -180,7 +188,7 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None, 
               "rule-of-thumb bot (agents/heuristic.py), `random` plays uniformly among legal plays."]
     lines += measured_lines(result_files or [])
     if cube:
-        lines += cube_lines(agent, v)
+        lines += cube_lines(ev, v)
     lines += ["", "## Config", "", "```toml", cfg.strip(), "```", ""]
     text = "\n".join(lines)
     path = os.path.join(run_dir, "MODEL_CARD.md")

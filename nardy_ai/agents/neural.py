@@ -4,7 +4,12 @@ search (:mod:`nardy_ai.search`: 21 rolls per level, gnubg-style move filters).
 
 Spec: ``td:PATH`` (a checkpoint written by ``nardy train``), ``td:PATH@1ply``,
 ``td:PATH@2ply`` (``@0ply`` is the default).  Afterstates that bear off the last checker
-are valued exactly, not by the net.
+are valued exactly, not by the net.  The cube (or dave) is decided at the same depth by
+:mod:`nardy_ai.cubeful` (Janowski at the leaves, both players' cube decisions inside the
+lookahead); ``td:PATH[@Nply]+cubeMply`` decides the cube at M plies instead (e.g. checker
+play at 0 ply, the cube at 1 ply: cube decisions are few), and ``td:PATH[@Nply]+pipcube``
+decides it by the pip-count rule of the bots without an evaluator
+(:mod:`nardy_ai.agents.cube_rule`): the baseline the cubeful decisions are measured against.
 """
 
 from __future__ import annotations
@@ -13,18 +18,18 @@ import re
 
 import numpy as np
 
-from ..cube import CubeViews, cube_efficiency, double_decision, take_decision
+from ..cube import CubeViews
+from ..cubeful import double_equities, take_equities
 from ..errors import UnknownAgent
 from ..model import NeuralEvaluator
 from ..netset import load_evaluator
 from ..movegen import Afterstates
-from ..search import (MAX_PLIES, MoveFilter, best_afterstates, filters_for, neural_evaluation,
-                      search_equity, search_values)
+from ..search import MAX_PLIES, MoveFilter, best_afterstates, filters_for, neural_evaluation, search_equity
 from ..variants import Variant
 from .base import Agent
-from .pubeval import is_race
+from .cube_rule import PipCountCube
 
-_PLIES = re.compile(r"^(?P<path>.+)@(?P<plies>\d+)ply$")
+_SPEC = re.compile(r"^(?P<path>.+?)(@(?P<plies>\d+)ply)?(\+(?P<cube>pipcube|cube(?P<cube_plies>\d+)ply))?$")
 
 
 class NeuralAgent(Agent):
@@ -33,12 +38,14 @@ class NeuralAgent(Agent):
     ``filters`` are given."""
 
     def __init__(self, evaluator: NeuralEvaluator, name: str = "td", plies: int = 0,
-                 filters: tuple[MoveFilter, ...] | None = None):
+                 filters: tuple[MoveFilter, ...] | None = None, cube_plies: int | None = None):
         self.evaluator = evaluator
         self.evaluation = neural_evaluation(evaluator)
         self.name = name
         self.filters = filters_for(plies, filters)
         self.plies = plies
+        self.cube_plies = plies if cube_plies is None else cube_plies
+        filters_for(self.cube_plies)                     # checks the depth
 
     def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator) -> np.ndarray:
         return best_afterstates(after, self.evaluation, self.plies, self.filters, rng)
@@ -47,29 +54,15 @@ class NeuralAgent(Agent):
         """Cubeless equity of afterstates for the side that just played, at this agent's depth."""
         return search_equity(boards, self.evaluation, self.plies)
 
-    def _cube_inputs(self, boards: np.ndarray, on_roll: np.ndarray, variant: Variant):
-        """Outcome probabilities of the player deciding at this agent's depth, and Janowski's x."""
-        boards = np.asarray(boards, np.int8)
-        probs = np.empty((len(boards), self.evaluation.size))
-        for flag in (False, True):
-            rows = np.flatnonzero(on_roll == flag)
-            if len(rows):
-                probs[rows] = search_values(boards[rows], self.evaluation, self.plies, on_roll=flag)
-        race = None if variant.is_long else is_race(boards)
-        return probs, cube_efficiency(boards, variant, race)
-
     def double(self, boards: np.ndarray, cubes, variant: Variant):
-        """Double / offer (CUBE-1, CUBE-D) when Janowski's cubeful equity of double/take and
-        double/pass both beat no double (:func:`nardy_ai.cube.double_decision`)."""
-        probs, x = self._cube_inputs(boards, np.ones(len(boards), bool), variant)
-        return double_decision(probs, cubes, variant, x)
+        """Double / offer (CUBE-1, CUBE-D) when the cubeful equities at ``cube_plies`` say
+        so: ``min(double/take, double/pass) > no double`` (:func:`nardy_ai.cubeful.double_equities`)."""
+        return double_equities(boards, CubeViews.from_dicts(cubes, variant), self.evaluation, self.cube_plies)
 
     def take(self, boards: np.ndarray, cubes, variant: Variant):
         """Take when the cubeful equity after the take is at least -1 stake
-        (:func:`nardy_ai.cube.take_decision`); the doubler is on roll unless ``on_roll``."""
-        on_roll = CubeViews.from_dicts(cubes, variant).on_roll
-        probs, x = self._cube_inputs(boards, on_roll, variant)
-        return take_decision(probs, cubes, variant, x)
+        (:func:`nardy_ai.cubeful.take_equities`); the doubler is on roll unless ``on_roll``."""
+        return take_equities(boards, CubeViews.from_dicts(cubes, variant), self.evaluation, self.cube_plies)
 
     def beaver(self, boards: np.ndarray, cubes, variant: Variant):
         """Beaver (BG-B) when the equity after the take is positive: the double was a mistake."""
@@ -77,22 +70,29 @@ class NeuralAgent(Agent):
         return np.array([e["take"] > 0 for e in eq], bool), eq
 
 
-def parse_td_spec(arg: str) -> tuple[str, int]:
-    """``PATH`` or ``PATH@Nply`` -> ``(PATH, N)``."""
-    m = _PLIES.match(arg)
-    if not m:
-        return arg, 0
-    plies = int(m["plies"])
-    if plies > MAX_PLIES:
-        raise UnknownAgent(f"td:{arg}: a {plies}-ply search is not offered; use @0ply to "
-                           f"@{MAX_PLIES}ply")
-    return m["path"], plies
+class PipCubeNeuralAgent(PipCountCube, NeuralAgent):
+    """A neural agent's checker play with the pip-count cube rule (``td:PATH+pipcube``)."""
+
+
+def parse_td_spec(arg: str) -> tuple[str, int, str | int]:
+    """``PATH[@Nply][+pipcube|+cubeMply]`` -> ``(PATH, N, cube)``: cube ``"pip"`` or the
+    plies of the cube decisions (N unless ``+cubeMply``)."""
+    m = _SPEC.match(arg)
+    plies = int(m["plies"] or 0)
+    cube = "pip" if m["cube"] == "pipcube" else int(m["cube_plies"]) if m["cube_plies"] else plies
+    for depth in (plies, cube if isinstance(cube, int) else 0):
+        if depth > MAX_PLIES:
+            raise UnknownAgent(f"td:{arg}: a {depth}-ply search is not offered; use 0 to "
+                               f"{MAX_PLIES} plies (@1ply, +cube1ply)")
+    return m["path"], plies, cube
 
 
 def td_factory(arg: str, variant: Variant) -> NeuralAgent:
     """``td:PATH[@Nply]`` -> an agent on the checkpoint at PATH (refusing another variant)."""
     if not arg:
-        raise UnknownAgent("agent 'td' needs a checkpoint: td:checkpoints/<variant>/<file>.pt[@1ply]")
-    path, plies = parse_td_spec(arg)
+        raise UnknownAgent("agent 'td' needs a checkpoint: td:checkpoints/<variant>/<file>.pt[@1ply][+cube1ply|+pipcube]")
+    path, plies, cube = parse_td_spec(arg)
     ev = load_evaluator(path, variant)
-    return NeuralAgent(ev, name=f"td:{arg}", plies=plies)
+    if cube == "pip":
+        return PipCubeNeuralAgent(ev, name=f"td:{arg}", plies=plies)
+    return NeuralAgent(ev, name=f"td:{arg}", plies=plies, cube_plies=cube)

@@ -110,6 +110,14 @@ def format_summary(summary: dict) -> str:
             c = r["cube"]
             lines.append(f"{shown[r['agent']]:<{w}}  {c['doubles']:>7}  {c['doubles_received']:>8}  "
                          f"{c['takes']:>5}  {c['passes']:>6}  {c['beavers']:>7}  {c['mean_stake']:>10.2f}")
+        lines += ["", "Duplicate pairs won by the first agent of each pairing, of the pairs decided (95% "
+                      "Wilson interval): a figure that a few games at huge stakes cannot swamp"]
+        for p in summary["pairings"]:
+            sci = p.get("decided_pairs_won_ci95")
+            if sci:
+                a, b = p["agents"]
+                lines.append(f"{shown[a]} vs {shown[b]}: {p['pairs_won']} won, {p['pairs_lost']} lost: "
+                             f"{100 * p['decided_pairs_won_share']:.1f}% [{100 * sci[0]:.1f}, {100 * sci[1]:.1f}]")
     return "\n".join(lines)
 
 

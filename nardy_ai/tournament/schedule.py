@@ -76,10 +76,10 @@ def play_chunk_with_files(files: dict[str, tuple[str, bytes]], chunk: Chunk) -> 
     for spec in (chunk.a, chunk.b):
         key = (chunk.variant, spec)
         if spec.startswith("td:") and key not in _AGENTS:
-            path, plies = parse_td_spec(spec[3:])
+            path = parse_td_spec(spec[3:])[0]
             if path in files:
                 local = local_copy(path, *files[path])
-                built = spec if local == path else f"td:{local}" + (f"@{plies}ply" if plies else "")
+                built = spec if local == path else f"td:{local}" + spec[3 + len(path):]
                 _AGENTS[key] = make_agent(built, parse_variant_spec(chunk.variant))
     return play_chunk(chunk)
 
