@@ -1,12 +1,19 @@
 """``nardy bench cube`` (issue #12): an agent's double and take decisions against a reference.
 
-The set: money-game positions (backgammon, no Jacoby, no beaver) before the roll, each with
-its cube (centred at 1, or owned by the player on roll at 2) and the reference's cubeful
-equities from the doubler's side, in units of the current stake: ``no_double``,
-``double_take`` and ``double_pass`` (= +1).  The reference for backgammon is GNU Backgammon at
-2 ply, cubeful (the optional ``gnubg`` extra, needed only to build the set); the set is
-versioned and shipped (``nardy_ai/data/cube_positions_backgammon_v1.jsonl``), so scoring an
-agent needs no gnubg.
+The set: money-game positions before the roll, each with its stake (centred at 1, or held by
+the player on roll at 2) and the reference's cubeful equities from the doubler's side, in units
+of the current stake: ``no_double``, ``double_take`` and ``double_pass`` (= +1).  Sets are
+versioned and shipped (``nardy_ai/data/cube_positions_<variant>_v1.jsonl``), so scoring an
+agent needs no outside engine:
+
+backgammon
+    the cube (no Jacoby, no beaver); reference GNU Backgammon at 2 ply, cubeful (the optional
+    ``gnubg`` extra, needed only to build the set: :func:`build_cube_set`);
+long (with dave, the header's ``stakes``)
+    no outside reference exists: the reference is our own cubeful rollouts
+    (:mod:`nardy_ai.cube_rollout`: both branches played out on the same dice by the source net
+    deciding raises at 0 ply, truncated and scored by its cubeful value;
+    :func:`build_rollout_cube_set`).
 
 The reference's proper actions: **double** when ``min(double_take, double_pass) >
 no_double`` (by the margin ``min(DT, DP) - ND``), else no double (too good when ``no_double >
@@ -37,7 +44,7 @@ import numpy as np
 
 from .board import board_from_json, board_to_json, flip, numbered_lines, parse_json
 from .classes import class_names, position_classes
-from .cube import CubeViews
+from .cube import CubeViews, next_stake, stakes_variant
 from .errors import FormatError, NardyError
 from .files import write_atomic
 from .game import ask_cube
@@ -75,12 +82,15 @@ class CubeSet:
     dp: np.ndarray
 
     def views(self) -> CubeViews:
-        """The cubes as the doubler sees them (the taker's: ``.opponent()``): centred at 1, or
-        the doubler's at 2 after a taken double."""
+        """The stakes as the doubler sees them (the taker's: ``.opponent()``): centred at 1, or
+        the doubler's at 2 after a taken raise; the next stake by the set's progression."""
         n = len(self.boards)
-        return CubeViews("cube", self.value.astype(np.int64),
-                         (np.array(self.owner) == "mover").astype(np.int64), 2 * self.value.astype(np.int64),
-                         self.value > 1, np.zeros(n, bool))
+        v = self.variant
+        kind = "dave" if v.stakes == "dave" else "cube"
+        value = self.value.astype(np.int64)
+        nxt = next_stake(value, v.dave_progression if kind == "dave" else "geometric")
+        return CubeViews(kind, value, (np.array(self.owner) == "mover").astype(np.int64),
+                         np.asarray(nxt, np.int64), self.value > 1, np.zeros(n, bool))
 
     def reference(self) -> dict:
         """The reference's proper actions and margins."""
@@ -132,6 +142,8 @@ def load_cube_positions(variant="backgammon", path: str | None = None, version: 
         raise FormatError(f"cannot read {path}: {e.strerror}") from None
     if header is None or not boards:
         raise FormatError(f"{path}: not a cube position set (a header line, then positions)")
+    if header.get("stakes"):
+        v = stakes_variant(v, header["stakes"])
     eq = np.array(eq, float)
     return CubeSet(v, header, np.array(boards, np.int8), np.array(value, np.int64), owner,
                    eq[:, 0], eq[:, 1], eq[:, 2])
@@ -139,16 +151,25 @@ def load_cube_positions(variant="backgammon", path: str | None = None, version: 
 
 # --- building the set --------------------------------------------------------------------------
 
+#: Bins of the sampling measure: the cubeless equity of the player on roll (the cube), or its
+#: win chance (dave: the stake decides, LN-8).
+EQUITY_BINS = (-0.2, 0.2, 0.5, 0.8, 1.2, 2.01)
+WIN_BINS = (0.45, 0.6, 0.7, 0.8, 0.9, 1.01)
+
+
 def sample_cube_candidates(n: int, seed: int = 1, source: str = SOURCE_NET,
-                           games: int = 256, plies: int = 600) -> tuple[np.ndarray, np.ndarray]:
+                           games: int = 256, plies: int = 600,
+                           variant: str | Variant = "backgammon") -> tuple[np.ndarray, np.ndarray]:
     """``n`` positions before the roll from self-play of ``source`` (0 ply), spread over the
-    doubling window by the net's cubeless equity of the player on roll: a fifth each in
-    [-0.2, 0.2), [0.2, 0.5), [0.5, 0.8), [0.8, 1.2) and [1.2, 2.0]; duplicates removed.
-    Returns the boards and that equity."""
+    doubling window by the net's view of the player on roll: with the cube a fifth each by
+    cubeless equity in [-0.2, 0.2), [0.2, 0.5), [0.5, 0.8), [0.8, 1.2) and [1.2, 2.0]
+    (:data:`EQUITY_BINS`); with dave by win chance in [0.45, 0.6), [0.6, 0.7), [0.7, 0.8),
+    [0.8, 0.9), [0.9, 1.0] (:data:`WIN_BINS`); duplicates removed.  Returns the boards and
+    that measure."""
     from . import core
     from .agents.neural import NeuralAgent
     from .netset import load_evaluator
-    v = get_variant("backgammon")
+    v = get_variant(variant)
     rng = np.random.default_rng(seed)
     ev = load_evaluator(source, v, device="cpu")
     agent = NeuralAgent(ev)                          # 0-ply play with the evaluator loaded once
@@ -164,8 +185,12 @@ def sample_cube_candidates(n: int, seed: int = 1, source: str = SOURCE_NET,
         state = core.restart(state, np.flatnonzero(state.over))
     boards = np.unique(np.concatenate(pool), axis=0)
     boards = boards[boards[:, :24].clip(0).sum(1) + boards[:, 24] > 0]     # both sides still playing
-    eq = -ev.equity(flip(boards, v))                 # the player on roll's cubeless equity
-    edges = [-0.2, 0.2, 0.5, 0.8, 1.2, 2.01]
+    if v.stakes == "dave":                           # the player on roll's win chance
+        eq = 1.0 - ev.probabilities(flip(boards, v))[:, 0]
+        edges = WIN_BINS
+    else:                                            # the player on roll's cubeless equity
+        eq = -ev.equity(flip(boards, v))
+        edges = EQUITY_BINS
     picked = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         idx = np.flatnonzero((eq >= lo) & (eq < hi))
@@ -198,6 +223,56 @@ def build_cube_set(path: str, n: int = 1500, seed: int = 1, plies: int = 2, sour
               "source's cubeless equity of the player on roll in [-0.2,0.2), [0.2,0.5), [0.5,0.8), "
               "[0.8,1.2), [1.2,2.0]; cube centred at 1, or owned by the player on roll at 2 "
               f"({owned_share:.0%})", "reference": f"gnubg {plies}-ply cubeful (money, no Jacoby, no beaver)",
+              "machine": machine_description(), "date": datetime.date.today().isoformat()}
+    write_atomic(path, "\n".join([json.dumps({"header": header})] + lines) + "\n")
+    return header
+
+
+def build_rollout_cube_set(path: str, variant: str = "long", stakes: str = "dave-geometric", n: int = 1000,
+                           seed: int = 1, source: str = "checkpoints/long/search_targets/current.pt",
+                           games: int = 288, truncate: int = 12, owned_share: float = 0.3,
+                           progress: bool = True) -> dict:
+    """A cube set whose reference is our own cubeful rollouts (:mod:`nardy_ai.cube_rollout`):
+    ``n`` positions sampled as :func:`sample_cube_candidates` does (by win chance with dave),
+    a share ``owned_share`` with the stake at 2 held by the player on roll (else centred at 1),
+    each rolled out ``games`` times per branch (no double / double-take, the same dice) by
+    ``source`` at 0 ply deciding the stakes, truncated after ``truncate`` plies; written to
+    ``path`` atomically with the rollouts' standard errors."""
+    from tqdm import tqdm
+    from .agents.neural import NeuralAgent
+    from .cube_rollout import cubeful_rollout
+    from .netset import load_evaluator
+    v = stakes_variant(variant, stakes)
+    rng = np.random.default_rng(seed + 1)
+    boards, measure = sample_cube_candidates(n, seed, source, variant=v)
+    owned = rng.random(len(boards)) < owned_share
+    cubes = [{"value": 2, "owner": "mover"} if own else {"value": 1, "owner": "centre"} for own in owned]
+    cset = CubeSet(v, {}, boards, np.array([c["value"] for c in cubes], np.int64),
+                   [c["owner"] for c in cubes], *(np.zeros(len(boards)),) * 3)
+    agent = NeuralAgent(load_evaluator(source, v, device="cpu"))
+    step = 40
+    res = []
+    for lo in tqdm(range(0, len(boards), step), desc="cubeful rollouts", disable=not progress):
+        rows = np.arange(lo, min(len(boards), lo + step))
+        res.append(cubeful_rollout(boards[rows], cset.views().select(rows), v, agent, games=games,
+                                   truncate=truncate, seed=seed))
+    nd, dt = np.concatenate([r.no_double for r in res]), np.concatenate([r.double_take for r in res])
+    nd_se, dt_se = np.concatenate([r.no_double_se for r in res]), np.concatenate([r.double_take_se for r in res])
+    lines = []
+    for i, (b, cube) in enumerate(zip(boards, cubes)):
+        ref = {"no_double": round(float(nd[i]), 5), "double_take": round(float(dt[i]), 5), "double_pass": 1.0,
+               "no_double_se": round(float(nd_se[i]), 5), "double_take_se": round(float(dt_se[i]), 5)}
+        lines.append(json.dumps(board_to_json(b, cube=cube, reference=ref,
+                                              net_win_chance=round(float(measure[i]), 4))))
+    header = {"set": "cube_positions", "variant": get_variant(variant).id, "stakes": stakes,
+              "version": CUBE_SET_VERSION, "variant_version": v.version, "positions": len(lines),
+              "source": f"td:{source}", "seed": seed,
+              "sampling": "self-play of the source at 0 ply (256 games in lockstep, every 2nd ply from the 4th), "
+              "positions before the roll, duplicates removed, a fifth each by the source's win chance of the "
+              "player on roll in [0.45,0.6), [0.6,0.7), [0.7,0.8), [0.8,0.9), [0.9,1.0]; stake centred at 1, "
+              f"or held by the player on roll at 2 ({owned_share:.0%})",
+              "reference": f"own cubeful rollouts ({games} games per branch on the same dice, the source at "
+              f"0 ply deciding the stakes, truncated after {truncate} plies at its cubeful 0-ply value)",
               "machine": machine_description(), "date": datetime.date.today().isoformat()}
     write_atomic(path, "\n".join([json.dumps({"header": header})] + lines) + "\n")
     return header
@@ -254,10 +329,10 @@ def score_agent(agent, cset: CubeSet, clear_margin: float = CLEAR_MARGIN) -> dic
 
 
 def bench_cube(agents: list[str], path: str | None = None, version: int | None = None,
-               clear_margin: float = CLEAR_MARGIN) -> dict:
-    """``nardy bench cube``: every agent scored on the set."""
+               clear_margin: float = CLEAR_MARGIN, variant: str = "backgammon") -> dict:
+    """``nardy bench cube``: every agent scored on the variant's set."""
     from .agents import make_agent
-    cset = load_cube_positions("backgammon", path, version)
+    cset = load_cube_positions(variant, path, version)
     ref = cset.reference()
     return {"machine": machine_description(), "set": cset.header, "clear_margin": clear_margin,
             "reference_actions": {"double": int(ref["double"].sum()), "no_double": int((~ref["double"]).sum()),

@@ -424,10 +424,15 @@ def cmd_bench(args) -> int:
         print(json.dumps(row) if args.json else bench.format_bearoff(row))
     elif args.what == "cube":
         from .bench_cube import bench_cube, format_cube
-        if args.variant and args.variant != ["backgammon"]:
-            raise NardyError("bench cube: only backgammon has a cube position set so far (issue #12)")
-        specs = args.agents or ["td:checkpoints/backgammon/search_targets/current.pt", "heuristic", "pubeval"]
-        row = bench_cube(specs, args.positions, args.set_version, args.clear_margin)
+        variants = args.variant or ["backgammon"]
+        if len(variants) != 1 or get_variant(variants[0]).id not in ("backgammon", "long"):
+            raise NardyError("bench cube: one --variant, backgammon (the cube, gnubg reference) or long "
+                             "(dave, own cubeful rollouts as the reference)")
+        name = get_variant(variants[0]).id
+        default = {"backgammon": ["td:checkpoints/backgammon/search_targets/current.pt", "heuristic", "pubeval"],
+                   "long": ["td:checkpoints/long/search_targets/current.pt",
+                            "td:checkpoints/long/search_targets/current.pt@1ply", "heuristic"]}[name]
+        row = bench_cube(args.agents or default, args.positions, args.set_version, args.clear_margin, name)
         print(json.dumps(row) if args.json else format_cube(row))
     elif args.what == "rollout":
         for name in args.variant or ["backgammon"]:

@@ -45,8 +45,10 @@ def bear_chance(v, point: int) -> float:
 
 
 class LoneCheckers:
-    """A stand-in evaluator, exact for lone-checker races where a checker that fails lands
-    at home: the mover's win chance after its move is 1 - (the opponent's chance on roll)."""
+    """A stand-in evaluator for lone-checker races: the mover's win chance after its move is
+    1 - (the opponent's chance on roll), where a checker at home counts as certain to come off
+    next roll (a simplification the hand computations below share; from the 4-point a 2-1
+    fails) and one on the 7-point comes off with :func:`bear_chance`."""
 
     def __init__(self, v):
         self.variant = v
@@ -201,3 +203,61 @@ def test_side_stats_count_duplicate_pairs_won_whatever_the_stakes():
     assert s["decided_pairs_won_ci95"] == pytest.approx(wilson_interval(2, 3))
     tied = side_stats(np.array([1, -1, 2, -2], float), np.ones(4, int), ("single", "gammon"))
     assert tied["decided_pairs_won_share"] is None and tied["decided_pairs_won_ci95"] is None
+
+
+def test_cubeful_rollout_truncated_after_one_ply_is_the_one_ply_lookahead():
+    """Truncated after the root's roll, the rollout's 36 stratified first rolls are the 1-ply
+    lookahead's 36 rolls: the same ND and DT (a lone checker has one play per roll)."""
+    from nardy_ai.cube_rollout import cubeful_rollout
+    agent = NeuralAgent(LoneCheckers(BG))
+    b = np.stack([last_checkers(BG, 7, 7), last_checkers(BG, 7, 5)])
+    cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}, {"value": 2, "owner": "mover"}], BG)
+    r = cubeful_rollout(b, cubes, BG, agent, games=36, truncate=1)
+    nd, dt, _ = node_values(b, Stake.of(cubes), agent.evaluation, 1)
+    assert r.no_double == pytest.approx(nd / cubes.value)
+    assert r.double_take == pytest.approx(dt / cubes.value)
+    assert np.all(r.double_pass == 1.0)
+
+
+def test_cubeful_rollout_plays_both_branches_on_the_same_dice():
+    """Played out: a game with no cube action after the root's decision scores twice as much
+    in the double/take branch as in the no-double branch (the same dice, stake 2 vs 1); the
+    first two rolls are stratified, so 1,296 games cover each pair of rolls once."""
+    from nardy_ai import cube_rollout
+    agent = NeuralAgent(LoneCheckers(BG))
+    b = last_checkers(BG, 7, 7)[None]
+    cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], BG)
+    pts = cube_rollout._play_chunk(b, cubes, BG, agent, 1296, None, 0, np.random.default_rng(0), 100)
+    nd, dt = pts[:1296], pts[1296:]
+    q = Fraction(23, 36)
+    assert (nd == 1).sum() >= 23 * 36 and set(np.abs(nd).tolist()) <= {1.0, 2.0}
+    same = np.sign(nd) == np.sign(dt)
+    assert same.mean() > 0.99 and np.all(np.abs(dt[same]) >= np.abs(nd[same]))
+    r = cube_rollout.cubeful_rollout(b, cubes, BG, agent, games=1296, truncate=None)
+    assert r.no_double[0] == pytest.approx(nd.mean()) and r.double_take[0] == pytest.approx(dt.mean())
+    assert r.no_double[0] > float(2 * q - 1)            # more than the dead-cube equity: the cube helps
+
+
+def test_a_long_dave_cube_set_reads_its_stakes_and_scores_agents(tmp_path):
+    """A set whose header names dave stakes (own cubeful rollouts as the reference, long
+    nardy): its stakes are dave with the next stake of the progression; agents are scored."""
+    import json
+    from nardy_ai.bench_cube import bench_cube, load_cube_positions
+    from nardy_ai.board import board_to_json
+    v = DAVE["arithmetic"]
+    boards = [last_checkers(v, 7, 7), start_board("long")]
+    refs = [{"no_double": 0.3, "double_take": 0.55, "double_pass": 1.0},
+            {"no_double": 0.05, "double_take": -0.2, "double_pass": 1.0}]
+    lines = [json.dumps({"header": {"set": "cube_positions", "variant": "long", "stakes": "dave-arithmetic",
+                                    "version": 1, "positions": 2, "reference": "test"}})]
+    lines += [json.dumps(board_to_json(b, cube={"value": val, "owner": own}, reference=r))
+              for b, r, (val, own) in zip(boards, refs, [(1, "centre"), (2, "mover")])]
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    cset = load_cube_positions("long", str(path))
+    views = cset.views()
+    assert cset.variant.stakes == "dave" and cset.variant.dave_progression == "arithmetic"
+    assert views.kind == "dave" and views.next.tolist() == [2, 3] and views.access.tolist() == [0, 1]
+    r = bench_cube(["heuristic", "random"], str(path), variant="long")
+    assert [row["agent"] for row in r["rows"]] == ["heuristic", "random"]
+    assert r["reference_actions"]["double"] == 1 and r["rows"][1]["all"]["double_decisions"] == 2

@@ -24,7 +24,7 @@ LAYERS = [
                     "nardy_ai.cubeful"]),
     ("agents", ["nardy_ai.agents", "nardy_ai.agents.*"]),
     ("play", ["nardy_ai.game", "nardy_ai.env", "nardy_ai.aec", "nardy_ai.hint", "nardy_ai.protocol", "nardy_ai.rollout",
-              "nardy_ai.matfile", "nardy_ai.shipping"]),
+              "nardy_ai.matfile", "nardy_ai.shipping", "nardy_ai.cube_rollout"]),
     ("jobs", ["nardy_ai.tournament", "nardy_ai.tournament.*", "nardy_ai.bench_cube", "training", "training.*"]),
     ("front", ["nardy_ai.bench", "nardy_ai.cli", "nardy_ai.__main__"]),
 ]
