@@ -135,7 +135,7 @@ def _play_chunk(boards, cubes, v, agent, games, truncate, seed, rng, max_plies) 
     live = state.running()
     if len(live):                                     # truncated: the cubeful value of the player on roll
         views = state.stakes.views(live, state.turn[live])
-        value = node_values(state.board[live], Stake.of(views), agent.evaluation, 0)[2]
+        value = node_values(state.board[live], Stake.of(views), agent.evaluation, 0, v)[2]
         points[live] = np.where(state.turn[live] == 0, value, -value)
     return points
 

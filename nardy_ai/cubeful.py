@@ -108,12 +108,13 @@ def _on_roll_probs(boards: np.ndarray, ev: Evaluation) -> np.ndarray:
     return ev.flip(ev.values(flip(boards, v)))
 
 
-def node_values(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int):
+def node_values(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Variant | None = None):
     """``(nd, dt, best)`` points ``(N,)`` of positions ``boards`` (the player on roll's view,
     nobody finished) with stakes ``s`` at ``plies`` (module docstring); ``dt`` NaN where the
-    player may not raise."""
+    player may not raise.  ``v`` is the game's variant with its stakes and options (dave: W = L
+    = 1 and the progression; BG-J), default the evaluator's own."""
     boards = np.asarray(boards, np.int8)
-    v = ev.variant
+    v = v or ev.variant
     if plies == 0:
         return leaf_values(_on_roll_probs(boards, ev), cube_life(boards, v), s, v)
     n = len(boards)
@@ -121,16 +122,15 @@ def node_values(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int):
     step = max(1, MAX_POSITIONS // len(ROLLS))
     for lo in range(0, n, step):
         rows = np.arange(lo, min(n, lo + step))
-        nd[rows], dt[rows] = _lookahead(boards[rows], s.select(rows), ev, plies)
+        nd[rows], dt[rows] = _lookahead(boards[rows], s.select(rows), ev, plies, v)
     value = s.value.astype(float)
     may = s.may_raise()
     best = np.where(may, np.maximum(nd, np.minimum(np.nan_to_num(dt, nan=-np.inf), value)), nd)
     return nd, dt, best
 
 
-def _lookahead(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int):
+def _lookahead(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Variant):
     """ND and DT points of nodes at ``plies >= 1`` (one chunk of positions)."""
-    v = ev.variant
     prog = _progression(v)
     m = len(boards)
     after = generate(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (m, 1)), v)
@@ -170,7 +170,7 @@ def _lookahead(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int):
             if len(deep):
                 rows = best[deep]
                 cs = child.select(node[rows])
-                chosen[deep] = -node_values(flip(after.boards[rows], v), cs, ev, plies - 1)[2]
+                chosen[deep] = -node_values(flip(after.boards[rows], v), cs, ev, plies - 1, v)[2]
         vals = chosen.reshape(m, len(ROLLS)) @ ROLL_WEIGHTS
         if branch == "dt":
             vals = np.where(may, vals, np.nan)
@@ -182,32 +182,36 @@ def _per_stake(points: np.ndarray, value: np.ndarray) -> np.ndarray:
     return points / value.astype(float)
 
 
-def double_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: int = 0):
+def double_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: int = 0,
+                    v: Variant | None = None):
     """The doubling decision of the players on roll of ``boards`` ``(N, 28)`` (their view)
     with stakes ``cubes`` (their view) at ``plies``: ``(decisions (N,) bool, equities)``, each
     a dict of ``no_double``, ``double_take``, ``double_pass`` (= 1) in units of the current
     stake and ``p`` (the 0-ply cubeless win chance).  Doubles when ``min(DT, DP) > ND``;
-    a player who may not raise gets ``double_take`` NaN and False."""
+    a player who may not raise gets ``double_take`` NaN and False.  ``v``: the game's variant
+    (:func:`node_values`)."""
     plies = _check_plies(plies)
+    v = v or ev.variant
     boards = np.asarray(boards, np.int8)
     s = Stake.of(cubes)
-    nd, dt, _ = node_values(boards, s, ev, plies)
+    nd, dt, _ = node_values(boards, s, ev, plies, v)
     nd, dt = _per_stake(nd, s.value), _per_stake(dt, s.value)
-    p = win_values(_on_roll_probs(boards, ev), ev.variant)[0]
+    p = win_values(_on_roll_probs(boards, ev), v)[0]
     decisions = np.nan_to_num(np.minimum(dt, 1.0), nan=-np.inf) > nd
     eq = [{"no_double": float(a), "double_take": float(b), "double_pass": 1.0, "p": float(q)}
           for a, b, q in zip(nd, dt, p)]
     return decisions, eq
 
 
-def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: int = 0):
+def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: int = 0,
+                  v: Variant | None = None):
     """The answer to a raise of the players of ``boards`` ``(N, 28)`` (their view) offered
     ``cubes`` (their view, before the raise): the equity after the take in units of the
     current stake (``take``; passing gives up the stake: ``pass`` = -1) and ``p``.  The doubler
     is on roll unless ``cubes.on_roll`` (a doubler answering a beaver, BG-B: it is on roll and
-    the beaverer keeps the cube).  Takes when ``take >= -1``."""
+    the beaverer keeps the cube).  Takes when ``take >= -1``.  ``v``: the game's variant."""
     plies = _check_plies(plies)
-    v = ev.variant
+    v = v or ev.variant
     prog = _progression(v)
     boards = np.asarray(boards, np.int8)
     s = Stake.of(cubes)
@@ -222,7 +226,7 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
         # or, answering a beaver, the decider itself (the beaverer keeps the cube).
         stake = Stake(sub.next, -np.ones_like(sub.access), next_stake(sub.next, prog), np.ones(len(rows), bool))
         pos, sign = (boards[rows], 1.0) if on_roll else (flip(boards[rows], v), -1.0)
-        take[rows] = sign * node_values(pos, stake, ev, plies)[2] / sub.value
+        take[rows] = sign * node_values(pos, stake, ev, plies, v)[2] / sub.value
         q = win_values(_on_roll_probs(pos, ev), v)[0]
         p[rows] = q if on_roll else 1 - q
     return take >= -1.0, [{"take": float(a), "pass": -1.0, "p": float(q)} for a, q in zip(take, p)]

@@ -261,3 +261,23 @@ def test_a_long_dave_cube_set_reads_its_stakes_and_scores_agents(tmp_path):
     r = bench_cube(["heuristic", "random"], str(path), variant="long")
     assert [row["agent"] for row in r["rows"]] == ["heuristic", "random"]
     assert r["reference_actions"]["double"] == 1 and r["rows"][1]["all"]["double_decisions"] == 2
+
+
+def test_under_dave_neural_agents_rank_plays_by_the_win_chance():
+    """LN-8: with dave there is no mars, the winner takes the stake, so a long net's plays are
+    ranked by 2p - 1, not by its mars-weighted equity (stakes_aware=False keeps the latter)."""
+    net = NeuralEvaluator.create("long", hidden=(8,), seed=2, device="cpu")
+    probs = np.array([[0.6, 0.0, 0.0], [0.5, 0.4, 0.0]])
+    plain = NeuralAgent(net).evaluation_for(with_options("long"))
+    dave = NeuralAgent(net).evaluation_for(DAVE["geometric"])
+    legacy = NeuralAgent(net, stakes_aware=False).evaluation_for(DAVE["geometric"])
+    assert plain.equity(probs) == pytest.approx([0.2, 0.4])
+    assert dave.equity(probs) == pytest.approx([0.2, 0.0])
+    assert legacy.equity(probs) == pytest.approx([0.2, 0.4])
+    # The cube decisions read the game's stakes too: W = L = 1 under dave whatever the net says.
+    b = start_board("long")[None]
+    cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], DAVE["arithmetic"])
+    _, eq = NeuralAgent(net).double(b, cubes, DAVE["arithmetic"])
+    p = eq[0]["p"]
+    x = cube_life(b, DAVE["arithmetic"])[0]
+    assert eq[0]["no_double"] == pytest.approx(cube.janowski_equity(p, 1, 1, x, 0))

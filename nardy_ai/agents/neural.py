@@ -15,6 +15,7 @@ decides it by the pip-count rule of the bots without an evaluator
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 
@@ -38,36 +39,55 @@ class NeuralAgent(Agent):
     ``filters`` are given."""
 
     def __init__(self, evaluator: NeuralEvaluator, name: str = "td", plies: int = 0,
-                 filters: tuple[MoveFilter, ...] | None = None, cube_plies: int | None = None):
+                 filters: tuple[MoveFilter, ...] | None = None, cube_plies: int | None = None,
+                 stakes_aware: bool = True):
         self.evaluator = evaluator
         self.evaluation = neural_evaluation(evaluator)
+        self.stakes_aware = stakes_aware
         self.name = name
         self.filters = filters_for(plies, filters)
         self.plies = plies
         self.cube_plies = plies if cube_plies is None else cube_plies
         filters_for(self.cube_plies)                     # checks the depth
 
+    def evaluation_for(self, variant: Variant):
+        """The search's view of the evaluator in a game of ``variant``: under dave (LN-8: no
+        mars, oin or koks; the winner takes the stake) plays are ranked by the win chance
+        (cubeless equity ``2p - 1``), not by the evaluator's own result levels; otherwise as
+        the evaluator values them (``stakes_aware=False`` keeps that under dave too)."""
+        if self.stakes_aware and variant.stakes == "dave" and self.evaluation.size > 1:
+            return replace(self.evaluation, equity=_win_equity)
+        return self.evaluation
+
     def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator) -> np.ndarray:
-        return best_afterstates(after, self.evaluation, self.plies, self.filters, rng)
+        return best_afterstates(after, self.evaluation_for(variant), self.plies, self.filters, rng)
 
     def equity(self, boards: np.ndarray, variant: Variant) -> np.ndarray:
-        """Cubeless equity of afterstates for the side that just played, at this agent's depth."""
-        return search_equity(boards, self.evaluation, self.plies)
+        """Cubeless equity of afterstates for the side that just played, at this agent's depth
+        (under dave: ``2p - 1``, :meth:`evaluation_for`)."""
+        return search_equity(boards, self.evaluation_for(variant), self.plies)
 
     def double(self, boards: np.ndarray, cubes, variant: Variant):
         """Double / offer (CUBE-1, CUBE-D) when the cubeful equities at ``cube_plies`` say
         so: ``min(double/take, double/pass) > no double`` (:func:`nardy_ai.cubeful.double_equities`)."""
-        return double_equities(boards, CubeViews.from_dicts(cubes, variant), self.evaluation, self.cube_plies)
+        return double_equities(boards, CubeViews.from_dicts(cubes, variant), self.evaluation, self.cube_plies,
+                               variant)
 
     def take(self, boards: np.ndarray, cubes, variant: Variant):
         """Take when the cubeful equity after the take is at least -1 stake
         (:func:`nardy_ai.cubeful.take_equities`); the doubler is on roll unless ``on_roll``."""
-        return take_equities(boards, CubeViews.from_dicts(cubes, variant), self.evaluation, self.cube_plies)
+        return take_equities(boards, CubeViews.from_dicts(cubes, variant), self.evaluation, self.cube_plies,
+                             variant)
 
     def beaver(self, boards: np.ndarray, cubes, variant: Variant):
         """Beaver (BG-B) when the equity after the take is positive: the double was a mistake."""
         _, eq = self.take(boards, cubes, variant)
         return np.array([e["take"] > 0 for e in eq], bool), eq
+
+
+def _win_equity(probs: np.ndarray) -> np.ndarray:
+    """Cubeless equity of a game where only the win counts (dave, LN-8): ``2p - 1``."""
+    return 2.0 * np.asarray(probs)[..., 0] - 1.0
 
 
 class PipCubeNeuralAgent(PipCountCube, NeuralAgent):
