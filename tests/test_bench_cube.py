@@ -96,8 +96,13 @@ def test_cli_bench_cube(capsys):
     assert main(["bench", "cube", "--agents", "heuristic", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["rows"][0]["agent"] == "heuristic" and row["set"]["version"] == 1
-    assert main(["bench", "cube", "--agents", "heuristic", "--variant", "long"]) != 0
-    assert "only backgammon" in capsys.readouterr().err
+    assert main(["bench", "cube", "--agents", "heuristic", "--variant", "short_trictrac"]) != 0
+    assert "backgammon (the cube, gnubg reference) or long" in capsys.readouterr().err
+    # Long nardy with dave: the shipped set whose reference is our own cubeful rollouts.
+    assert main(["bench", "cube", "--agents", "heuristic", "--variant", "long", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["set"]["stakes"].startswith("dave") and row["set"]["positions"] >= 1000
+    assert row["set"]["reference"].startswith("own cubeful rollouts")
 
 
 def test_by_class_figures_add_up_to_the_clear_ones():
