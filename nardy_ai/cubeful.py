@@ -85,11 +85,21 @@ def _progression(v: Variant) -> str:
     return v.dave_progression if v.stakes == "dave" else "geometric"
 
 
-def leaf_values(probs: np.ndarray, x: np.ndarray, s: Stake, v: Variant):
+def outcome_values(probs: np.ndarray, v: Variant, net_variant: Variant | None = None):
+    """``(p, W, L)`` (:func:`nardy_ai.cube.win_values`) of outcome probabilities laid out as
+    ``net_variant``'s (the evaluator's own; default ``v``) in a game of ``v``: under dave
+    (LN-8) W = L = 1 whatever levels the net knows (a long net playing long nardy with dave)."""
+    p, W, L = win_values(probs, net_variant or v)
+    if v.stakes == "dave":
+        W, L = np.ones_like(p), np.ones_like(p)
+    return p, W, L
+
+
+def leaf_values(probs: np.ndarray, x: np.ndarray, s: Stake, v: Variant, net_variant: Variant | None = None):
     """0-ply ``(nd, dt, best)`` in points for the player on roll with outcome probabilities
-    ``probs`` ``(N, K)`` (its own side) and cube life ``x``; ``dt`` is NaN where the player
-    may not raise."""
-    p, W, L = win_values(probs, v)
+    ``probs`` ``(N, K)`` (its own side, ``net_variant``'s layout) and cube life ``x`` in a game
+    of ``v``; ``dt`` is NaN where the player may not raise."""
+    p, W, L = outcome_values(probs, v, net_variant)
     untouched = (s.access == 0) & ~s.turned & bool(v.jacoby)
     value = s.value.astype(float)
     r = s.next / value
@@ -116,7 +126,7 @@ def node_values(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Var
     boards = np.asarray(boards, np.int8)
     v = v or ev.variant
     if plies == 0:
-        return leaf_values(_on_roll_probs(boards, ev), cube_life(boards, v), s, v)
+        return leaf_values(_on_roll_probs(boards, ev), cube_life(boards, v), s, v, ev.variant)
     n = len(boards)
     nd, dt = np.empty(n), np.full(n, np.nan)
     step = max(1, MAX_POSITIONS // len(ROLLS))
@@ -162,7 +172,7 @@ def _lookahead(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Vari
             mine[done] = stake_points(levels, win_value[idx], win_turned[idx], v)
         if len(live):
             cs = child.select(node[live])
-            mine[live] = -leaf_values(probs, x, cs, v)[2]
+            mine[live] = -leaf_values(probs, x, cs, v, ev.variant)[2]
         best = segment_argmax(mine, after.offsets)           # one play per (node, roll)
         chosen = mine[best]
         if plies > 1:
@@ -196,7 +206,7 @@ def double_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies:
     s = Stake.of(cubes)
     nd, dt, _ = node_values(boards, s, ev, plies, v)
     nd, dt = _per_stake(nd, s.value), _per_stake(dt, s.value)
-    p = win_values(_on_roll_probs(boards, ev), v)[0]
+    p = _on_roll_probs(boards, ev)[:, 0]
     decisions = np.nan_to_num(np.minimum(dt, 1.0), nan=-np.inf) > nd
     eq = [{"no_double": float(a), "double_take": float(b), "double_pass": 1.0, "p": float(q)}
           for a, b, q in zip(nd, dt, p)]
@@ -227,9 +237,10 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
         stake = Stake(sub.next, -np.ones_like(sub.access), next_stake(sub.next, prog), np.ones(len(rows), bool))
         pos, sign = (boards[rows], 1.0) if on_roll else (flip(boards[rows], v), -1.0)
         take[rows] = sign * node_values(pos, stake, ev, plies, v)[2] / sub.value
-        q = win_values(_on_roll_probs(pos, ev), v)[0]
+        q = _on_roll_probs(pos, ev)[:, 0]
         p[rows] = q if on_roll else 1 - q
     return take >= -1.0, [{"take": float(a), "pass": -1.0, "p": float(q)} for a, q in zip(take, p)]
 
 
-__all__ = ["Stake", "leaf_values", "node_values", "double_equities", "take_equities", "MAX_PLIES"]
+__all__ = ["Stake", "outcome_values", "leaf_values", "node_values", "double_equities", "take_equities",
+           "MAX_PLIES"]

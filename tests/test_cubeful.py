@@ -281,3 +281,35 @@ def test_under_dave_neural_agents_rank_plays_by_the_win_chance():
     p = eq[0]["p"]
     x = cube_life(b, DAVE["arithmetic"])[0]
     assert eq[0]["no_double"] == pytest.approx(cube.janowski_equity(p, 1, 1, x, 0))
+
+
+def test_a_parent_variants_net_plays_its_family_and_the_default_tournaments_use_it(tmp_path):
+    """Issue #15: a variant without nets of its own plays with its parent's (the same family:
+    short_caucasian and short_trictrac with backgammon's, long_dave with long's); the net keeps
+    its own output layout (the cube reads W and L from it) and another family is refused."""
+    from nardy_ai.cubeful import outcome_values
+    from nardy_ai.errors import NardyError
+    from nardy_ai.tournament.settings import PARENT_NETS, default_agents
+    from nardy_ai.variants import get_variant
+    bg = NeuralEvaluator.create("backgammon", hidden=(8,), seed=4, device="cpu")
+    path = tmp_path / "bg.pt"
+    save_checkpoint(path, {"evaluator": bg.state()})
+    tt = get_variant("short_trictrac")
+    agent = make_agent(f"td:{path}", tt)
+    after = generate(start_board(tt)[None], np.array([[3, 1]]), tt)
+    assert agent.choose(after, tt, np.random.default_rng(0)).shape == (1,)
+    probs = np.array([[0.6, 0.2, 0.05, 0.1, 0.01]])
+    assert np.allclose(outcome_values(probs, with_options("short_trictrac", stakes="cube"), bg.variant),
+                       cube.win_values(probs, bg.variant))
+    assert np.allclose(outcome_values(probs[:, :3], DAVE["geometric"], with_options("long"))[1:], 1.0)
+    with pytest.raises(NardyError, match="not 'long'"):
+        make_agent(f"td:{path}", "long")
+    root = tmp_path / "repo"
+    for v, rel in PARENT_NETS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"")
+        assert default_agents(v, roots=[root])[0] == f"td:{(root / rel).as_posix()}"
+    own = root / "checkpoints" / "long_dave" / "mine" / "current.pt"
+    own.parent.mkdir(parents=True)
+    own.write_bytes(b"")
+    assert default_agents("long_dave", roots=[root])[0] == f"td:{own.as_posix()}"   # its own net first

@@ -26,7 +26,7 @@ from ..model import NeuralEvaluator
 from ..netset import load_evaluator
 from ..movegen import Afterstates
 from ..search import MAX_PLIES, MoveFilter, best_afterstates, filters_for, neural_evaluation, search_equity
-from ..variants import Variant
+from ..variants import Variant, get_variant
 from .base import Agent
 from .cube_rule import PipCountCube
 
@@ -55,6 +55,8 @@ class NeuralAgent(Agent):
         mars, oin or koks; the winner takes the stake) plays are ranked by the win chance
         (cubeless equity ``2p - 1``), not by the evaluator's own result levels; otherwise as
         the evaluator values them (``stakes_aware=False`` keeps that under dave too)."""
+        if isinstance(variant, str):
+            variant = get_variant(variant)
         if self.stakes_aware and variant.stakes == "dave" and self.evaluation.size > 1:
             return replace(self.evaluation, equity=_win_equity)
         return self.evaluation
@@ -107,12 +109,32 @@ def parse_td_spec(arg: str) -> tuple[str, int, str | int]:
     return m["path"], plies, cube
 
 
+def load_family_evaluator(path: str, variant: Variant):
+    """The evaluator of the checkpoint at ``path`` for games of ``variant``: a net of that
+    variant, or of another variant of the same family (short: backgammon, short_caucasian,
+    short_trictrac; long: long, long_dave), which plays the game's rules (its moves come from
+    the game's move generator) and values positions with its own result levels (under dave by
+    the win chance: :meth:`NeuralAgent.evaluation_for`); a net of the other family is refused."""
+    from ..model import CheckpointError
+    try:
+        return load_evaluator(path, variant)
+    except CheckpointError as strict:
+        try:
+            ev = load_evaluator(path)
+        except CheckpointError:
+            raise strict from None
+        if ev.variant.family != variant.family:
+            raise strict from None
+        return ev
+
+
 def td_factory(arg: str, variant: Variant) -> NeuralAgent:
-    """``td:PATH[@Nply]`` -> an agent on the checkpoint at PATH (refusing another variant)."""
+    """``td:PATH[@Nply]`` -> an agent on the checkpoint at PATH (a net of the variant or of its
+    family, :func:`load_family_evaluator`; another family is refused)."""
     if not arg:
         raise UnknownAgent("agent 'td' needs a checkpoint: td:checkpoints/<variant>/<file>.pt[@1ply][+cube1ply|+pipcube]")
     path, plies, cube = parse_td_spec(arg)
-    ev = load_evaluator(path, variant)
+    ev = load_family_evaluator(path, variant)
     if cube == "pip":
         return PipCubeNeuralAgent(ev, name=f"td:{arg}", plies=plies)
     return NeuralAgent(ev, name=f"td:{arg}", plies=plies, cube_plies=cube)

@@ -107,11 +107,20 @@ def even_games(n: int) -> int:
     return n + (n % 2)
 
 
+#: The net a variant without nets of its own plays with: its parent's best (same board and
+#: checker rules family; issue #15).  ``td:`` accepts a net of another variant of the same
+#: family (:func:`nardy_ai.agents.neural.td_factory`).
+PARENT_NETS = {"short_caucasian": "checkpoints/backgammon/search_targets_rollout/current.pt",
+               "short_trictrac": "checkpoints/backgammon/search_targets_rollout/current.pt",
+               "long_dave": "checkpoints/long/search_targets/current.pt"}
+
+
 def default_agents(variant: str | Variant, roots: Sequence[str | os.PathLike] | None = None) -> list[str]:
     """The shipped agents and the baselines: ``td:`` for every
     ``checkpoints/<variant>/*/checkpoint.pt`` (a TD run) and ``*/current.pt`` (a search-targets
-    run; looked for in the current folder, then next to the package), ``pubeval`` for short
-    nardy when an agent of that name is registered, then ``heuristic`` and ``random``."""
+    run; looked for in the current folder, then next to the package) or, for a variant without
+    nets of its own, its parent's (:data:`PARENT_NETS`); ``pubeval`` for short nardy when an
+    agent of that name is registered, then ``heuristic`` and ``random``."""
     v = parse_variant_spec(variant) if isinstance(variant, str) else variant
     if roots is None:
         roots = [Path.cwd(), Path(__file__).resolve().parents[2]]   # the repository of the package
@@ -127,6 +136,16 @@ def default_agents(variant: str | Variant, roots: Sequence[str | os.PathLike] | 
                     pass
                 specs.append(f"td:{p.as_posix()}")
             break
+    if not specs and v.id in PARENT_NETS:
+        for root in roots:                  # no net of its own yet: the parent variant's best
+            p = Path(root) / PARENT_NETS[v.id]
+            if p.exists():
+                try:
+                    p = p.relative_to(Path.cwd())
+                except ValueError:
+                    pass
+                specs.append(f"td:{p.as_posix()}")
+                break
     if not v.is_long and "pubeval" in AGENTS:
         specs.append("pubeval")
     return specs + ["heuristic", "random"]
