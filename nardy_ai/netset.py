@@ -321,6 +321,34 @@ def evaluator_from_state(state, variant=None, device=None) -> NeuralEvaluator | 
     return NeuralEvaluator.from_state(state, variant, device)
 
 
+def adopt_state(state: dict, variant) -> dict:
+    """An evaluator's state (single net or net set) relabelled for ``variant``, another variant
+    of the same family with the same outputs (a backgammon net for short_caucasian, issue #15):
+    the starting point of the variant's own training.  The weights are unchanged; the rules
+    versions must match the engine's.  Raises :class:`~nardy_ai.model.CheckpointError` when
+    the family or the number of outputs differ."""
+    from .model import n_outputs
+    v = get_variant(variant)
+    try:
+        src = with_options(state["variant"], **state.get("options", {}))
+    except (KeyError, TypeError, NardyError) as e:
+        raise CheckpointError(f"variant: cannot read the checkpoint's variant ({e})") from None
+    if src.family != v.family or n_outputs(src) != n_outputs(v):
+        raise CheckpointError(f"variant: a {src.id} net ({n_outputs(src)} outputs) cannot start a {v.id} one "
+                              f"({n_outputs(v)} outputs, {v.family} family)")
+
+    def relabel(member):
+        if not isinstance(member, dict) or "variant" not in member:
+            return member
+        return dict(member, variant=v.id, variant_version=v.version, options={})
+
+    out = relabel(state)
+    if state.get("kind") == "netset":
+        out["members"] = {c: relabel(m) for c, m in state["members"].items()}
+        out["fallback"] = relabel(state.get("fallback"))
+    return out
+
+
 def load_evaluator(path: str | os.PathLike, variant=None, device=None) -> NeuralEvaluator | NetSet:
     """The evaluator stored in a checkpoint file (refusing another variant): a
     :class:`~nardy_ai.model.NeuralEvaluator`, or a :class:`NetSet` for a net set's."""

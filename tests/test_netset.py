@@ -356,3 +356,19 @@ def test_a_member_encoder_of_the_other_family_is_a_config_error(tmp_path):
     cfg = config_from_dict({"variant": "backgammon", "model": {"classes": {"race": {"encoder": "long"}}}})
     with pytest.raises(ConfigError, match=r"model\.classes\.race\.encoder: .*long nardy"):
         Trainer(cfg, str(tmp_path / "r"), log=False)
+
+
+def test_a_sibling_variants_net_is_adopted_to_start_training_with_the_same_outputs():
+    """Issue #15: a backgammon net starts a short_caucasian run (same family, five outputs),
+    valuing positions exactly as before; short_trictrac (seven outputs) and long refuse it."""
+    from nardy_ai.netset import adopt_state
+    net = NeuralEvaluator.create("backgammon", encoder="expert", hidden=(6,), seed=5, device="cpu")
+    sset = mixed_set()
+    boards = random_positions("backgammon", 64, seed=2)
+    for ev in (net, sset):
+        adopted = evaluator_from_state(adopt_state(ev.state(), "short_caucasian"), "short_caucasian")
+        assert adopted.variant.id == "short_caucasian"
+        assert np.allclose(adopted.probabilities(boards), ev.probabilities(boards))
+        for other in ("short_trictrac", "long"):
+            with pytest.raises(CheckpointError, match="cannot start"):
+                adopt_state(ev.state(), other)

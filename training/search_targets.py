@@ -81,7 +81,7 @@ from nardy_ai.errors import NardyError
 from nardy_ai.files import atomic_file, write_atomic
 from nardy_ai.model import (CHECKPOINT_FORMAT, CheckpointError, NeuralEvaluator, equity,
                             load_checkpoint, n_outputs, save_checkpoint)
-from nardy_ai.netset import BearoffMember, NetSet, as_netset, evaluator_from_state
+from nardy_ai.netset import BearoffMember, NetSet, adopt_state, as_netset, evaluator_from_state
 from nardy_ai.variants import Variant, get_variant, parse_variant_spec
 
 from .config import ConfigError, TrainConfig, require_same_config, check_quotas, config_from_dict
@@ -147,14 +147,22 @@ def evaluator_payload(ev, cfg: TrainConfig, generation: int, **extra) -> dict:
 def initial_evaluator(cfg: TrainConfig, variant: Variant, device=None):
     """The evaluator generation 1 starts from.  With ``[model.classes]``: a net set built as
     the TD trainer builds it, warm-started from ``model.init_from`` when given (same rules).
-    Without: ``model.init_from``'s own evaluator (a single net or a net set, as it is), or a
-    fresh single net from ``[model]``."""
+    Without: ``model.init_from``'s own evaluator (a single net or a net set, as it is; a net of
+    a sibling variant with the same outputs is adopted: :func:`nardy_ai.netset.adopt_state`),
+    or a fresh single net from ``[model]``."""
     from .td import Trainer
 
     m = cfg.model
     if m.init_from and not m.classes:
         try:
-            return evaluator_from_state(load_checkpoint(m.init_from)["evaluator"], variant, device)
+            state = load_checkpoint(m.init_from)["evaluator"]
+            try:
+                return evaluator_from_state(state, variant, device)
+            except CheckpointError as strict:
+                try:                   # a net of a sibling variant (same family and outputs)
+                    return evaluator_from_state(adopt_state(state, variant), variant, device)
+                except CheckpointError:
+                    raise strict from None
         except CheckpointError as e:
             raise ConfigError(f"model.init_from: {e}") from None
 
