@@ -204,9 +204,13 @@ def double_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies:
     v = v or ev.variant
     boards = np.asarray(boards, np.int8)
     s = Stake.of(cubes)
-    nd, dt, _ = node_values(boards, s, ev, plies, v)
+    probs = _on_roll_probs(boards, ev)                # one evaluation at 0 ply serves both
+    if plies == 0:
+        nd, dt, _ = leaf_values(probs, cube_life(boards, v), s, v, ev.variant)
+    else:
+        nd, dt, _ = node_values(boards, s, ev, plies, v)
     nd, dt = _per_stake(nd, s.value), _per_stake(dt, s.value)
-    p = _on_roll_probs(boards, ev)[:, 0]
+    p = probs[:, 0]
     decisions = np.nan_to_num(np.minimum(dt, 1.0), nan=-np.inf) > nd
     eq = [{"no_double": float(a), "double_take": float(b), "double_pass": 1.0, "p": float(q)}
           for a, b, q in zip(nd, dt, p)]
