@@ -321,26 +321,56 @@ def evaluator_from_state(state, variant=None, device=None) -> NeuralEvaluator | 
     return NeuralEvaluator.from_state(state, variant, device)
 
 
+#: How a net of one variant's result levels starts a sibling variant with more levels (issue
+#: #15): for each level of the target (2 and up), the source level whose output rows it takes.
+#: Backgammon's levels are single / gammon (the loser bore off none) / backgammon; trictrac's
+#: (BG-TT) are 1 / 2 (bore off none) / 4 (moreover not all home: most gammons) / 8 (moreover a
+#: checker on the bar: rarer than a backgammon).
+LEVEL_MAPS = {((1, 2, 3), (1, 2, 4, 8)): {2: 2, 3: 2, 4: 3}}
+
+
+def _map_outputs(member: dict, src: Variant, dst: Variant) -> dict:
+    """A single net's state with its output layer's rows laid out for ``dst``'s levels."""
+    level_map = LEVEL_MAPS.get((tuple(src.scoring), tuple(dst.scoring)))
+    if level_map is None:
+        raise CheckpointError(f"variant: no level map from {src.id}'s levels {tuple(src.scoring)} to "
+                              f"{dst.id}'s {tuple(dst.scoring)}")
+    Ls, Ld = len(src.scoring), len(dst.scoring)
+    rows = [0] + [level_map[k] - 1 for k in range(2, Ld + 1)] + [Ls - 1 + level_map[k] - 1 for k in range(2, Ld + 1)]
+    weights = dict(member["weights"])
+    last = max((k for k in weights if k.endswith(".weight")), key=lambda k: int(k.split(".")[1]))
+    bias = last[:-len("weight")] + "bias"
+    weights[last] = weights[last][rows].clone()
+    weights[bias] = weights[bias][rows].clone()
+    return dict(member, weights=weights)
+
+
 def adopt_state(state: dict, variant) -> dict:
     """An evaluator's state (single net or net set) relabelled for ``variant``, another variant
-    of the same family with the same outputs (a backgammon net for short_caucasian, issue #15):
-    the starting point of the variant's own training.  The weights are unchanged; the rules
-    versions must match the engine's.  Raises :class:`~nardy_ai.model.CheckpointError` when
-    the family or the number of outputs differ."""
+    of the same family (a backgammon net for short_caucasian or short_trictrac, issue #15): the
+    starting point of the variant's own training.  Hidden layers unchanged; with the same
+    outputs the net values exactly as before, with more result levels its output rows are
+    copied by :data:`LEVEL_MAPS`.  Raises :class:`~nardy_ai.model.CheckpointError` for another
+    family or levels without a map."""
     from .model import n_outputs
     v = get_variant(variant)
     try:
         src = with_options(state["variant"], **state.get("options", {}))
     except (KeyError, TypeError, NardyError) as e:
         raise CheckpointError(f"variant: cannot read the checkpoint's variant ({e})") from None
-    if src.family != v.family or n_outputs(src) != n_outputs(v):
+    if src.family != v.family:
+        raise CheckpointError(f"variant: a {src.id} net cannot start a {v.id} one ({src.family} family, "
+                              f"not {v.family})")
+    remap = n_outputs(src) != n_outputs(v)
+    if remap and (tuple(src.scoring), tuple(v.scoring)) not in LEVEL_MAPS:
         raise CheckpointError(f"variant: a {src.id} net ({n_outputs(src)} outputs) cannot start a {v.id} one "
-                              f"({n_outputs(v)} outputs, {v.family} family)")
+                              f"({n_outputs(v)} outputs): no level map")
 
     def relabel(member):
         if not isinstance(member, dict) or "variant" not in member:
             return member
-        return dict(member, variant=v.id, variant_version=v.version, options={})
+        out = dict(member, variant=v.id, variant_version=v.version, options={})
+        return _map_outputs(out, src, v) if remap and "weights" in out else out
 
     out = relabel(state)
     if state.get("kind") == "netset":

@@ -360,7 +360,9 @@ def test_a_member_encoder_of_the_other_family_is_a_config_error(tmp_path):
 
 def test_a_sibling_variants_net_is_adopted_to_start_training_with_the_same_outputs():
     """Issue #15: a backgammon net starts a short_caucasian run (same family, five outputs),
-    valuing positions exactly as before; short_trictrac (seven outputs) and long refuse it."""
+    valuing positions exactly as before; a short_trictrac one (levels 1/2/4/8: seven outputs)
+    with its output rows copied by the level map (x2 and x4 from the gammon, x8 from the
+    backgammon); long (another family) refuses it."""
     from nardy_ai.netset import adopt_state
     net = NeuralEvaluator.create("backgammon", encoder="expert", hidden=(6,), seed=5, device="cpu")
     sset = mixed_set()
@@ -369,6 +371,11 @@ def test_a_sibling_variants_net_is_adopted_to_start_training_with_the_same_outpu
         adopted = evaluator_from_state(adopt_state(ev.state(), "short_caucasian"), "short_caucasian")
         assert adopted.variant.id == "short_caucasian"
         assert np.allclose(adopted.probabilities(boards), ev.probabilities(boards))
-        for other in ("short_trictrac", "long"):
-            with pytest.raises(CheckpointError, match="cannot start"):
-                adopt_state(ev.state(), other)
+        tt = evaluator_from_state(adopt_state(ev.state(), "short_trictrac"), "short_trictrac")
+        mine, theirs = tt.probabilities(boards), ev.probabilities(boards)
+        assert tt.variant.id == "short_trictrac" and mine.shape[1] == 7
+        netted = position_classes(boards, "backgammon") != class_names("backgammon").index("bearoff")
+        assert netted.sum() > 100                     # the database values by each variant's own levels
+        assert np.allclose(mine[netted], theirs[netted][:, [0, 1, 1, 2, 3, 3, 4]])
+        with pytest.raises(CheckpointError, match="cannot start"):
+            adopt_state(ev.state(), "long")
