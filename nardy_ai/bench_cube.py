@@ -44,7 +44,7 @@ import numpy as np
 
 from .board import board_from_json, board_to_json, flip, numbered_lines, parse_json
 from .classes import class_names, position_classes
-from .cube import CubeViews, next_stake, stakes_variant
+from .cube import CubeViews, next_stake, progression, stakes_variant
 from .errors import FormatError, NardyError
 from .files import write_atomic
 from .game import ask_cube
@@ -88,7 +88,7 @@ class CubeSet:
         v = self.variant
         kind = "dave" if v.stakes == "dave" else "cube"
         value = self.value.astype(np.int64)
-        nxt = next_stake(value, v.dave_progression if kind == "dave" else "geometric")
+        nxt = next_stake(value, progression(v))
         return CubeViews(kind, value, (np.array(self.owner) == "mover").astype(np.int64),
                          np.asarray(nxt, np.int64), self.value > 1, np.zeros(n, bool))
 

@@ -68,6 +68,12 @@ def stakes_name(v: Variant, stakes: str | None) -> str:
     return "cube" if v.stakes == "cube" else f"dave-{v.dave_progression}"
 
 
+def progression(v: Variant) -> str:
+    """How the stake grows in games of ``v``: ``"geometric"`` (the cube, CUBE-1) or the
+    variant's dave progression (CUBE-D)."""
+    return v.dave_progression if v.stakes == "dave" else "geometric"
+
+
 def next_stake(value, progression: str = "geometric"):
     """The stake after a raise (int or int array): ×2, or +1 for arithmetic dave (CUBE-D)."""
     return value + 1 if progression == "arithmetic" else value * 2
@@ -106,7 +112,7 @@ def new_state(v: Variant) -> CubeState:
     """The stake at the start of a game of a variant with ``stakes`` cube or dave."""
     if v.stakes not in ("cube", "dave"):
         raise UnknownOption(f"variant {v.id} has no stakes (stakes={v.stakes!r})")
-    return CubeState(v.stakes, v.dave_progression if v.stakes == "dave" else "geometric")
+    return CubeState(v.stakes, progression(v))
 
 
 def may_double(s: CubeState, player: int) -> bool:
@@ -263,7 +269,7 @@ class CubeViews:
         :class:`CubeViews` is returned as it is."""
         if isinstance(cubes, CubeViews):
             return cubes
-        prog = v.dave_progression if v.stakes == "dave" else "geometric"
+        prog = progression(v)
         value = np.array([int(c.get("value", 1)) for c in cubes], np.int64)
         nxt = np.array([int(c.get("next", next_stake(int(c.get("value", 1)), prog))) for c in cubes], np.int64)
         return cls(v.stakes if v.stakes in ("cube", "dave") else "cube", value,

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import core
 from .agents.base import Agent
-from .cube import CENTRE, CubeViews, Stakes
+from .cube import CENTRE, CubeViews, Stakes, progression
 from .cubeful import Stake, node_values
 from .errors import IllegalPlay
 from .game import GameTooLong, cube_stage
@@ -55,7 +55,7 @@ class CubefulRollout:
         return np.ones_like(self.no_double)
 
 
-def _start(boards: np.ndarray, cubes: CubeViews, v: Variant, games: int) -> tuple[core.Games, np.ndarray]:
+def _start(boards: np.ndarray, cubes: CubeViews, v: Variant, games: int) -> core.Games:
     """The batch: row ``(p * 2 + b) * games + c`` is game ``c`` of branch ``b`` (0 ND, 1 DT) of
     position ``p``; player 0 is the root, on roll."""
     P = len(boards)
@@ -65,14 +65,14 @@ def _start(boards: np.ndarray, cubes: CubeViews, v: Variant, games: int) -> tupl
     value, access, nxt, turned = cubes.value[pos], cubes.access[pos], cubes.next[pos], cubes.turned[pos]
     owner = np.where(access == 0, CENTRE, np.where(access > 0, 0, 1))
     dt = branch == 1
-    stakes = Stakes(cubes.kind, v.dave_progression if v.stakes == "dave" else "geometric",
+    stakes = Stakes(cubes.kind, progression(v),
                     np.where(dt, nxt, value).astype(np.int64), np.where(dt, 1, owner).astype(np.int64),
                     np.where(dt, True, turned))
     zeros = np.zeros(n, np.int64)
     g = core.Games(v, np.asarray(boards, np.int8)[pos], zeros.copy(), zeros.copy(),
                    np.full(n, 10, np.int64), np.zeros(n, bool), zeros.copy(), zeros.copy(), zeros.copy(),
                    np.zeros(n, bool), np.zeros((n, 2), np.int64), stakes)
-    return g, value.astype(float)
+    return g
 
 
 def cubeful_rollout(boards, cubes: CubeViews, variant: Variant, agent: Agent, games: int = 144,
@@ -102,7 +102,7 @@ def cubeful_rollout(boards, cubes: CubeViews, variant: Variant, agent: Agent, ga
 
 def _play_chunk(boards, cubes, v, agent, games, truncate, seed, rng, max_plies) -> np.ndarray:
     """Points of every game of the chunk for the root player (player 0), ``(P * 2 * games,)``."""
-    state, _ = _start(boards, cubes, v, games)
+    state = _start(boards, cubes, v, games)
     n = state.n
     c = np.arange(n) % games                          # the game's dice stream
     first, second = stratified_rolls(seed, c)

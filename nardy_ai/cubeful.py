@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .board import CHECKERS, OFF, flip
-from .cube import MAX_STAKE, CubeViews, cube_life, janowski_equity, next_stake, win_values
+from .cube import MAX_STAKE, CubeViews, cube_life, janowski_equity, next_stake, progression, win_values
 from .movegen import generate, segment_argmax, segment_ids
 from .scoring import result_levels, stake_points
 from .search import MAX_PLIES, MAX_POSITIONS, ROLLS, ROLL_WEIGHTS, Evaluation, _check_plies
@@ -81,10 +81,6 @@ class Stake:
                      np.ones_like(self.turned))
 
 
-def _progression(v: Variant) -> str:
-    return v.dave_progression if v.stakes == "dave" else "geometric"
-
-
 def outcome_values(probs: np.ndarray, v: Variant, net_variant: Variant | None = None):
     """``(p, W, L)`` (:func:`nardy_ai.cube.win_values`) of outcome probabilities laid out as
     ``net_variant``'s (the evaluator's own; default ``v``) in a game of ``v``: under dave
@@ -104,12 +100,17 @@ def leaf_values(probs: np.ndarray, x: np.ndarray, s: Stake, v: Variant, net_vari
     value = s.value.astype(float)
     r = s.next / value
     nd = value * janowski_equity(p, np.where(untouched, 1.0, W), np.where(untouched, 1.0, L), x, s.access, r)
-    after = next_stake(s.next, _progression(v))
+    after = next_stake(s.next, progression(v))
     dt = s.next * janowski_equity(p, W, L, x, -1, after / s.next.astype(float))
-    may = s.may_raise()
-    dt = np.where(may, dt, np.nan)
-    best = np.where(may, np.maximum(nd, np.minimum(np.nan_to_num(dt, nan=-np.inf), value)), nd)
-    return nd, dt, best
+    dt = np.where(s.may_raise(), dt, np.nan)
+    return nd, dt, _best(nd, dt, s)
+
+
+def _best(nd: np.ndarray, dt: np.ndarray, s: Stake) -> np.ndarray:
+    """A node's worth: ``max(ND, min(DT, DP))`` where the player may raise (DP: the stake),
+    else ND."""
+    value = s.value.astype(float)
+    return np.where(s.may_raise(), np.maximum(nd, np.minimum(np.nan_to_num(dt, nan=-np.inf), value)), nd)
 
 
 def _on_roll_probs(boards: np.ndarray, ev: Evaluation) -> np.ndarray:
@@ -133,15 +134,12 @@ def node_values(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Var
     for lo in range(0, n, step):
         rows = np.arange(lo, min(n, lo + step))
         nd[rows], dt[rows] = _lookahead(boards[rows], s.select(rows), ev, plies, v)
-    value = s.value.astype(float)
-    may = s.may_raise()
-    best = np.where(may, np.maximum(nd, np.minimum(np.nan_to_num(dt, nan=-np.inf), value)), nd)
-    return nd, dt, best
+    return nd, dt, _best(nd, dt, s)
 
 
 def _lookahead(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Variant):
     """ND and DT points of nodes at ``plies >= 1`` (one chunk of positions)."""
-    prog = _progression(v)
+    prog = progression(v)
     m = len(boards)
     after = generate(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (m, 1)), v)
     node = segment_ids(after.offsets) // len(ROLLS)          # the node of each afterstate
@@ -226,7 +224,7 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
     the beaverer keeps the cube).  Takes when ``take >= -1``.  ``v``: the game's variant."""
     plies = _check_plies(plies)
     v = v or ev.variant
-    prog = _progression(v)
+    prog = progression(v)
     boards = np.asarray(boards, np.int8)
     s = Stake.of(cubes)
     take = np.empty(len(boards))

@@ -124,27 +124,25 @@ def default_agents(variant: str | Variant, roots: Sequence[str | os.PathLike] | 
     v = parse_variant_spec(variant) if isinstance(variant, str) else variant
     if roots is None:
         roots = [Path.cwd(), Path(__file__).resolve().parents[2]]   # the repository of the package
+    def spec(p: Path) -> str:               # relative to the current folder where it lies inside
+        try:
+            p = p.relative_to(Path.cwd())
+        except ValueError:
+            pass
+        return f"td:{p.as_posix()}"
+
     specs: list[str] = []
     for root in roots:
         found = sorted([*Path(root).glob(f"checkpoints/{v.id}/*/checkpoint.pt"),
                         *Path(root).glob(f"checkpoints/{v.id}/*/current.pt")])
         if found:
-            for p in found:
-                try:
-                    p = p.relative_to(Path.cwd())
-                except ValueError:
-                    pass
-                specs.append(f"td:{p.as_posix()}")
+            specs += [spec(p) for p in found]
             break
     if not specs and v.id in PARENT_NETS:
         for root in roots:                  # no net of its own yet: the parent variant's best
             p = Path(root) / PARENT_NETS[v.id]
             if p.exists():
-                try:
-                    p = p.relative_to(Path.cwd())
-                except ValueError:
-                    pass
-                specs.append(f"td:{p.as_posix()}")
+                specs.append(spec(p))
                 break
     if not v.is_long and "pubeval" in AGENTS:
         specs.append("pubeval")
