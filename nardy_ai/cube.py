@@ -262,6 +262,15 @@ class CubeViews:
         """The same stakes seen by the other player (who answers the raise; not on roll)."""
         return replace(self, access=-self.access, on_roll=np.zeros(len(self), bool))
 
+    def raised(self, progression: str, access: int = 1) -> CubeViews:
+        """The stakes after a raise was taken, seen by the player now on roll (not the one
+        answering a beaver): the stake is ``next``, ``access`` +1 that player holds the cube
+        (it took the raise), -1 the other does; its next stake follows ``progression``."""
+        n = len(self)
+        return CubeViews(self.kind, self.next.copy(), np.full(n, access, np.int64),
+                         np.asarray(next_stake(self.next, progression), np.int64), np.ones(n, bool),
+                         np.zeros(n, bool))
+
     @classmethod
     def from_dicts(cls, cubes, v: Variant) -> CubeViews:
         """Views of cube dicts (the protocol's JSON ``cube`` objects, missing keys defaulted:

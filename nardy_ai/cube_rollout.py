@@ -31,7 +31,7 @@ import numpy as np
 from . import core
 from .agents.base import Agent
 from .cube import CENTRE, CubeViews, Stakes, progression
-from .cubeful import Stake, node_values
+from .cubeful import node_values
 from .errors import IllegalPlay
 from .game import GameTooLong, cube_stage
 from .rollout import ROLLS36, later_rolls, stratified_rolls
@@ -135,7 +135,7 @@ def _play_chunk(boards, cubes, v, agent, games, truncate, seed, rng, max_plies) 
     live = state.running()
     if len(live):                                     # truncated: the cubeful value of the player on roll
         views = state.stakes.views(live, state.turn[live])
-        value = node_values(state.board[live], Stake.of(views), agent.evaluation, 0, v)[2]
+        value = node_values(state.board[live], views, agent.evaluation, 0, v)[2]
         points[live] = np.where(state.turn[live] == 0, value, -value)
     return points
 

@@ -38,47 +38,14 @@ the re-raise inside the lookahead follows the progression.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .board import CHECKERS, OFF, flip
-from .cube import MAX_STAKE, CubeViews, cube_life, janowski_equity, next_stake, progression, win_values
+from .cube import CubeViews, cube_life, janowski_equity, next_stake, progression, win_values
 from .movegen import generate, segment_argmax, segment_ids
 from .scoring import result_levels, stake_points
 from .search import MAX_PLIES, MAX_POSITIONS, ROLLS, ROLL_WEIGHTS, Evaluation, _check_plies
 from .variants import Variant
-
-
-@dataclass(frozen=True)
-class Stake:
-    """The stakes of a batch of nodes seen by the player on roll (arrays ``(N,)``)."""
-    value: np.ndarray
-    access: np.ndarray
-    next: np.ndarray
-    turned: np.ndarray
-
-    @classmethod
-    def of(cls, cubes: CubeViews) -> Stake:
-        return cls(cubes.value.astype(np.int64), cubes.access.astype(np.int64),
-                   cubes.next.astype(np.int64), cubes.turned.astype(bool))
-
-    def select(self, rows) -> Stake:
-        """The stakes of some of the nodes (an index array or mask)."""
-        return Stake(self.value[rows], self.access[rows], self.next[rows], self.turned[rows])
-
-    def may_raise(self) -> np.ndarray:
-        return (self.access >= 0) & (self.value < MAX_STAKE)
-
-    def for_opponent(self) -> Stake:
-        """The same stake seen by the other player (the next node's player on roll)."""
-        return Stake(self.value, -self.access, self.next, self.turned)
-
-    def raised(self, progression: str) -> Stake:
-        """After a raise taken by the opponent, seen by the opponent (now on roll): it holds
-        the cube at ``next``; its raise would go to the stake after that."""
-        return Stake(self.next, np.ones_like(self.access), next_stake(self.next, progression),
-                     np.ones_like(self.turned))
 
 
 def outcome_values(probs: np.ndarray, v: Variant, net_variant: Variant | None = None):
@@ -91,7 +58,7 @@ def outcome_values(probs: np.ndarray, v: Variant, net_variant: Variant | None = 
     return p, W, L
 
 
-def leaf_values(probs: np.ndarray, x: np.ndarray, s: Stake, v: Variant, net_variant: Variant | None = None):
+def leaf_values(probs: np.ndarray, x: np.ndarray, s: CubeViews, v: Variant, net_variant: Variant | None = None):
     """0-ply ``(nd, dt, best)`` in points for the player on roll with outcome probabilities
     ``probs`` ``(N, K)`` (its own side, ``net_variant``'s layout) and cube life ``x`` in a game
     of ``v``; ``dt`` is NaN where the player may not raise."""
@@ -106,7 +73,7 @@ def leaf_values(probs: np.ndarray, x: np.ndarray, s: Stake, v: Variant, net_vari
     return nd, dt, _best(nd, dt, s)
 
 
-def _best(nd: np.ndarray, dt: np.ndarray, s: Stake) -> np.ndarray:
+def _best(nd: np.ndarray, dt: np.ndarray, s: CubeViews) -> np.ndarray:
     """A node's worth: ``max(ND, min(DT, DP))`` where the player may raise (DP: the stake),
     else ND."""
     value = s.value.astype(float)
@@ -119,7 +86,7 @@ def _on_roll_probs(boards: np.ndarray, ev: Evaluation) -> np.ndarray:
     return ev.flip(ev.values(flip(boards, v)))
 
 
-def node_values(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Variant | None = None):
+def node_values(boards: np.ndarray, s: CubeViews, ev: Evaluation, plies: int, v: Variant | None = None):
     """``(nd, dt, best)`` points ``(N,)`` of positions ``boards`` (the player on roll's view,
     nobody finished) with stakes ``s`` at ``plies`` (module docstring); ``dt`` NaN where the
     player may not raise.  ``v`` is the game's variant with its stakes and options (dave: W = L
@@ -137,7 +104,7 @@ def node_values(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Var
     return nd, dt, _best(nd, dt, s)
 
 
-def _lookahead(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Variant):
+def _lookahead(boards: np.ndarray, s: CubeViews, ev: Evaluation, plies: int, v: Variant):
     """ND and DT points of nodes at ``plies >= 1`` (one chunk of positions)."""
     prog = progression(v)
     m = len(boards)
@@ -156,7 +123,7 @@ def _lookahead(boards: np.ndarray, s: Stake, ev: Evaluation, plies: int, v: Vari
     for branch in ("nd", "dt"):
         # the stake of the opponent's nodes: unchanged (seen by it), or raised and held by it
         if branch == "nd":
-            child = s.for_opponent()
+            child = s.opponent()
             win_value, win_turned = s.value, s.turned
         else:
             if not may.any():
@@ -201,7 +168,7 @@ def double_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies:
     plies = _check_plies(plies)
     v = v or ev.variant
     boards = np.asarray(boards, np.int8)
-    s = Stake.of(cubes)
+    s = cubes
     probs = _on_roll_probs(boards, ev)                # one evaluation at 0 ply serves both
     if plies == 0:
         nd, dt, _ = leaf_values(probs, cube_life(boards, v), s, v, ev.variant)
@@ -226,7 +193,7 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
     v = v or ev.variant
     prog = progression(v)
     boards = np.asarray(boards, np.int8)
-    s = Stake.of(cubes)
+    s = cubes
     take = np.empty(len(boards))
     p = np.empty(len(boards))
     for on_roll in (False, True):
@@ -236,7 +203,7 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
         sub = s.select(rows)
         # The player on roll after the take holds no cube: the doubler (the taker holds it),
         # or, answering a beaver, the decider itself (the beaverer keeps the cube).
-        stake = Stake(sub.next, -np.ones_like(sub.access), next_stake(sub.next, prog), np.ones(len(rows), bool))
+        stake = sub.raised(prog, access=-1)
         pos, sign = (boards[rows], 1.0) if on_roll else (flip(boards[rows], v), -1.0)
         take[rows] = sign * node_values(pos, stake, ev, plies, v)[2] / sub.value
         q = _on_roll_probs(pos, ev)[:, 0]
@@ -244,5 +211,5 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
     return take >= -1.0, [{"take": float(a), "pass": -1.0, "p": float(q)} for a, q in zip(take, p)]
 
 
-__all__ = ["Stake", "outcome_values", "leaf_values", "node_values", "double_equities", "take_equities",
+__all__ = ["outcome_values", "leaf_values", "node_values", "double_equities", "take_equities",
            "MAX_PLIES"]

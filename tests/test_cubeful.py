@@ -14,7 +14,7 @@ from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.board import OFF, OPP_OFF, flip, mirror_index, start_board
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.cube import CubeViews, cube_life
-from nardy_ai.cubeful import Stake, double_equities, node_values, take_equities
+from nardy_ai.cubeful import double_equities, node_values, take_equities
 from nardy_ai.model import NeuralEvaluator, save_checkpoint
 from nardy_ai.movegen import generate
 from nardy_ai.search import ROLLS, ROLL_WEIGHTS, neural_evaluation
@@ -86,7 +86,7 @@ def test_two_ply_cubeful_recursion_with_a_redouble_inside_by_hand():
     ev = neural_evaluation(LoneCheckers(BG))
     b = last_checkers(BG, 7, 7)[None]
     centred = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], BG)
-    nd, dt, best = node_values(b, Stake.of(centred), ev, 2)
+    nd, dt, best = node_values(b, centred, ev, 2)
     q = Fraction(23, 36)
     assert nd[0] == pytest.approx(float(q - (1 - q) * 2 * (2 * q - 1)))
     assert dt[0] == pytest.approx(float(2 * q - (1 - q) * 4 * (2 * q - 1)))
@@ -99,7 +99,7 @@ def test_two_ply_cubeful_recursion_with_a_redouble_inside_by_hand():
     # With the cube owned by the opponent the player may not double: ND only, and the
     # opponent's redouble inside is from 2 to 4.
     theirs = CubeViews.from_dicts([{"value": 2, "owner": "opponent"}], BG)
-    nd2, dt2, best2 = node_values(b, Stake.of(theirs), ev, 2)
+    nd2, dt2, best2 = node_values(b, theirs, ev, 2)
     assert np.isnan(dt2[0]) and best2[0] == nd2[0]
     assert nd2[0] == pytest.approx(float(2 * q - (1 - q) * 4 * (2 * q - 1)))
 
@@ -107,7 +107,7 @@ def test_two_ply_cubeful_recursion_with_a_redouble_inside_by_hand():
 def test_one_ply_uses_janowski_at_the_leaves_with_the_opponents_cube_decision():
     ev = neural_evaluation(LoneCheckers(BG))
     b = last_checkers(BG, 7, 7)[None]
-    centred = Stake(np.array([1]), np.array([0]), np.array([2]), np.array([False]))
+    centred = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], BG)
     nd, dt, _ = node_values(b, centred, ev, 1)
     q = 23 / 36
     # The opponent's node after our failure: it is on roll with q, we are home; a race, x by
@@ -136,7 +136,7 @@ def test_dave_raise_and_accept_values_under_both_progressions(progression):
     assert 0.5 < q < 0.75                               # an offer that is accepted
     stakes = [1, 2, 4] if progression == "geometric" else [1, 2, 3]
     cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], v)
-    nd, dt, best = node_values(b[None], Stake.of(cubes), ev, 2)
+    nd, dt, best = node_values(b[None], cubes, ev, 2)
     s0, s1, s2 = stakes
     # No raise: win s0 now, else the opponent raises to s1 (s1 (2q-1) beats s0 (2q-1)).
     assert nd[0] == pytest.approx(s0 * q - (1 - q) * s1 * (2 * q - 1))
@@ -180,7 +180,7 @@ def test_agents_decide_the_cube_at_their_depth_and_pipcube_uses_the_pip_rule(tmp
     ev = neural_evaluation(net)
     for plies in (0, 1):
         d, eq = NeuralAgent(net, plies=plies).double(boards, cubes, BG)
-        nd, dt, _ = node_values(boards, Stake.of(CubeViews.from_dicts(cubes, BG)), ev, plies)
+        nd, dt, _ = node_values(boards, CubeViews.from_dicts(cubes, BG), ev, plies)
         assert [e["no_double"] for e in eq] == pytest.approx(nd.tolist())
         assert [e["double_take"] for e in eq] == pytest.approx(dt.tolist())
     path = tmp_path / "net.pt"
@@ -213,7 +213,7 @@ def test_cubeful_rollout_truncated_after_one_ply_is_the_one_ply_lookahead():
     b = np.stack([last_checkers(BG, 7, 7), last_checkers(BG, 7, 5)])
     cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}, {"value": 2, "owner": "mover"}], BG)
     r = cubeful_rollout(b, cubes, BG, agent, games=36, truncate=1)
-    nd, dt, _ = node_values(b, Stake.of(cubes), agent.evaluation, 1)
+    nd, dt, _ = node_values(b, cubes, agent.evaluation, 1)
     assert r.no_double == pytest.approx(nd / cubes.value)
     assert r.double_take == pytest.approx(dt / cubes.value)
     assert np.all(r.double_pass == 1.0)
@@ -313,3 +313,14 @@ def test_a_parent_variants_net_plays_its_family_and_the_default_tournaments_use_
     own.parent.mkdir(parents=True)
     own.write_bytes(b"")
     assert default_agents("long_dave", roots=[root])[0] == f"td:{own.as_posix()}"   # its own net first
+
+
+def test_raised_stakes_follow_the_progression_and_the_holder():
+    """CUBE-1 / CUBE-D: after a taken raise the stake is ``next``; the player on roll holds the
+    cube (it took) or not (it was the doubler), and its next stake follows the progression."""
+    cubes = CubeViews.from_dicts([{"value": 2, "owner": "opponent"}], BG)
+    r = cubes.raised("geometric")
+    assert (r.value[0], r.access[0], r.next[0], bool(r.turned[0])) == (4, 1, 8, True)
+    dave = CubeViews.from_dicts([{"value": 3, "owner": "centre", "next": 4}], BG)
+    r = dave.raised("arithmetic", access=-1)
+    assert (r.value[0], r.access[0], r.next[0], bool(r.turned[0])) == (4, -1, 5, True)
