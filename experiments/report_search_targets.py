@@ -154,8 +154,22 @@ def backgammon_steps() -> list[dict]:
                           "gnubg": ("backgammon_search_targets_rollout.json", "search_targets_rollout"),
                           "pubeval": ("backgammon_search_targets_rollout.json", "search_targets_rollout"),
                           "bench": None})
+        r72 = generation_hours("checkpoints/backgammon/search_targets_rollout72")
+        if roll and r72:
+            # From rollout generation 8: 72 games a label, 60,000 afterstates a generation, the
+            # labels of the two generations before fitted too; gnubg measured on two seeds.
+            steps.append({"step": f"+ rollout labels of 72 games (half the noise), {max(r72)} generations "
+                                  "(search_targets_rollout72; generation 6 current)",
+                          "hours": h_hist + max(roll.values()) + max(r72.values()),
+                          "gnubg": ("backgammon_search_targets_rollout72_g6.json", "rollout72"),
+                          "gnubg_pool": ["backgammon_search_targets_rollout72_g6.json",
+                                         "backgammon_search_targets_rollout72_g6_s9.json"],
+                          "pubeval": ("backgammon_search_targets_rollout72_g6_s9.json", "rollout72"),
+                          "bench": ("backgammon_v2_search_targets_rollout72.json", "rollout72")})
     for s in steps:
         s["vs_gnubg"] = pairing(s["gnubg"][0], s["gnubg"][1], "gnubg:0ply") if s["gnubg"] else None
+        if s.get("gnubg_pool"):
+            s["vs_gnubg"] = pooled(s["gnubg_pool"], s["gnubg"][1], "gnubg:0ply") or s["vs_gnubg"]
         s["vs_pubeval"] = pairing(s["pubeval"][0], s["pubeval"][1], "pubeval") if s["pubeval"] else None
         s["v2"] = bench(*s["bench"]) if s["bench"] else None
     return steps
