@@ -470,3 +470,20 @@ def test_model_card_of_a_missing_run_is_a_clear_error(tmp_path, capsys):
     assert main([str(tmp_path / "nothing")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("model_card: error:") and "does not exist" in err and "Traceback" not in err
+
+
+def test_two_ply_labels_of_a_sure_loss_are_probabilities_and_fit():
+    """A short_trictrac race the mover has lost for certain: its 2-ply average once rounded to
+    P(win) = -2.2e-16, and the fit's cross-entropy refused the label.  Labels are clipped to
+    [0, 1]; the fit also accepts labels written before the clip."""
+    ev = load_evaluator("checkpoints/short_trictrac/search_targets/current.pt", "short_trictrac", "cpu")
+    b = np.array([[1, 3, 2, 2, 3, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -3, -5, 0, 0, 0, 7]], np.int8)
+    classes = position_classes(b, ev.variant)
+    y = label_afterstates(b, classes, ev, {"kind": "search", "plies": 1}, np.array([True]))
+    assert ((y >= 0) & (y <= 1)).all() and y[0, 0] == 0.0
+    from nardy_ai.netset import as_netset
+    race = as_netset(ev).member_for("race")
+    x = race.encoder(np.repeat(b, 40, axis=0))
+    bad = np.repeat(y, 40, axis=0)
+    bad[:, 0] = -2.2e-16
+    assert fit_net(race, x, bad, tiny().fit, seed=1) is not None

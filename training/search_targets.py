@@ -384,7 +384,10 @@ def label_afterstates(boards: np.ndarray, classes: np.ndarray, evaluator, settin
                       truncate=settings["rollout_truncate"], seed=settings["rollout_seed"],
                       on_roll=False, evaluator=evaluator)
         out[rest] = res.probs
-    return out
+    # Probabilities: the 2-ply average of a sure result can round to -2e-16 or 1 + 2e-16 (a
+    # short_trictrac race lost for certain gave P(win) = -2.2e-16), which the fit's
+    # cross-entropy refuses.
+    return np.clip(out, 0.0, 1.0, out=out)
 
 
 def label_chunk(task: LabelTask) -> tuple[int, np.ndarray, float]:
@@ -451,7 +454,8 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
     n_val = min(max(1, int(round(fit.validation * n))), n - 1)
     val, train = order[:n_val], order[n_val:]
     dev = net.device
-    xt, yt = torch.from_numpy(np.ascontiguousarray(x)).to(dev), torch.from_numpy(np.ascontiguousarray(y)).to(dev)
+    xt = torch.from_numpy(np.ascontiguousarray(x)).to(dev)
+    yt = torch.from_numpy(np.ascontiguousarray(y)).to(dev).clamp(0.0, 1.0)   # labels written before the clip
     xv, yv = xt[torch.from_numpy(val).to(dev)], yt[torch.from_numpy(val).to(dev)]
     start = {k: w.detach().clone() for k, w in net.net.state_dict().items()}
     best_state, best, best_epoch = start, _bce(net, xv, yv), 0
