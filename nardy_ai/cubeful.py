@@ -168,13 +168,12 @@ def double_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies:
     plies = _check_plies(plies)
     v = v or ev.variant
     boards = np.asarray(boards, np.int8)
-    s = cubes
     probs = _on_roll_probs(boards, ev)                # one evaluation at 0 ply serves both
     if plies == 0:
-        nd, dt, _ = leaf_values(probs, cube_life(boards, v), s, v, ev.variant)
+        nd, dt, _ = leaf_values(probs, cube_life(boards, v), cubes, v, ev.variant)
     else:
-        nd, dt, _ = node_values(boards, s, ev, plies, v)
-    nd, dt = _per_stake(nd, s.value), _per_stake(dt, s.value)
+        nd, dt, _ = node_values(boards, cubes, ev, plies, v)
+    nd, dt = _per_stake(nd, cubes.value), _per_stake(dt, cubes.value)
     p = probs[:, 0]
     decisions = np.nan_to_num(np.minimum(dt, 1.0), nan=-np.inf) > nd
     eq = [{"no_double": float(a), "double_take": float(b), "double_pass": 1.0, "p": float(q)}
@@ -193,14 +192,13 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
     v = v or ev.variant
     prog = progression(v)
     boards = np.asarray(boards, np.int8)
-    s = cubes
     take = np.empty(len(boards))
     p = np.empty(len(boards))
     for on_roll in (False, True):
         rows = np.flatnonzero(cubes.on_roll == on_roll)
         if not len(rows):
             continue
-        sub = s.select(rows)
+        sub = cubes.select(rows)
         # The player on roll after the take holds no cube: the doubler (the taker holds it),
         # or, answering a beaver, the decider itself (the beaverer keeps the cube).
         stake = sub.raised(prog, access=-1)

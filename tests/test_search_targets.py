@@ -16,7 +16,7 @@ from nardy_ai.bearoff import bearoff_outcomes
 from nardy_ai.board import OFF, flip
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.model import load_checkpoint, save_checkpoint
-from nardy_ai.netset import NetSet, load_evaluator
+from nardy_ai.netset import NetSet, as_netset, load_evaluator
 from nardy_ai.variants import get_variant
 from training.config import ConfigError, config_from_dict
 from training.search_targets import (SearchTargetsRun, class_quotas, evaluator_payload, fit_net,
@@ -481,7 +481,6 @@ def test_two_ply_labels_of_a_sure_loss_are_probabilities_and_fit():
     classes = position_classes(b, ev.variant)
     y = label_afterstates(b, classes, ev, {"kind": "search", "plies": 1}, np.array([True]))
     assert ((y >= 0) & (y <= 1)).all() and y[0, 0] == 0.0
-    from nardy_ai.netset import as_netset
     race = as_netset(ev).member_for("race")
     x = race.encoder(np.repeat(b, 40, axis=0))
     bad = np.repeat(y, 40, axis=0)
