@@ -1,0 +1,108 @@
+"""How good are search-target labels as decisions? (issue #11 diagnostic)
+
+A net fitted to labels can at best choose as well as the labels themselves.  This script takes
+the backgammon evaluator position set (v2: every legal play of 1,200 decisions with gnubg
+2-ply equities), labels every afterstate of the chosen classes' decisions with a label
+procedure, plays the best-labelled afterstate, and reports the equity lost per decision
+(milli-points, against the stored gnubg 2-ply reference) per class, as ``nardy bench
+evaluators`` does for agents.  Procedures (``--kind``, repeatable):
+
+- ``0ply``: the evaluator itself;
+- ``1ply``, ``2ply``: its n-ply expectimax (:func:`nardy_ai.search.search_values`);
+- ``rolloutG/T``: G games truncated after T plies of the evaluator's 0-ply play (the labels
+  of ``label.kind = "rollout"``); all afterstates share the dice (the rollout's duplicate dice),
+  so this is the labels' ranking with the luck shared, an upper bound on what independent
+  noisy labels give a fit;
+- ``rolloutG/T@1ply``: the same with the plays of the rollout chosen at 1 ply.
+
+    python experiments/label_quality.py --checkpoint checkpoints/backgammon/search_targets_rollout72/current.pt \
+        --kind 0ply --kind 1ply --kind rollout72/7 --classes contact,crashed --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from nardy_ai.backends import make_backend                     # noqa: E402
+from nardy_ai.bench import class_figures, load_evaluator_positions, reference_rows  # noqa: E402
+from nardy_ai.classes import class_names, position_classes      # noqa: E402
+from nardy_ai.model import equity                               # noqa: E402
+from nardy_ai.movegen import generate                           # noqa: E402
+from nardy_ai.netset import load_evaluator                      # noqa: E402
+from nardy_ai.search import neural_evaluation, search_values    # noqa: E402
+
+
+def label(kind: str, boards: np.ndarray, checkpoint: str, ev, backend, seed: int) -> np.ndarray:
+    """Outcome probabilities ``(M, K)`` of afterstates ``boards`` by procedure ``kind``."""
+    if kind.endswith("ply") and not kind.startswith("rollout"):
+        return search_values(boards, neural_evaluation(ev), int(kind[:-3]))
+    from nardy_ai.rollout import rollout
+    spec, _, play = kind[len("rollout"):].partition("@")
+    games, truncate = (int(s) for s in spec.split("/"))
+    agent = f"td:{checkpoint}" + (f"@{play}" if play else "")
+    res = rollout(boards, "backgammon", agent, games=games, truncate=truncate, seed=seed,
+                  on_roll=False, backend=backend, chunk=min(games, 324))
+    return res.probs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checkpoint", required=True)
+    ap.add_argument("--kind", action="append", required=True)
+    ap.add_argument("--classes", default="contact,crashed")
+    ap.add_argument("--limit", type=int, default=0, help="at most this many decisions per class (0: all)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=None, help="JSON file for the figures")
+    a = ap.parse_args(argv)
+    pset = load_evaluator_positions("backgammon", version=2)
+    names = class_names(pset.variant)
+    cls = position_classes(pset.positions, pset.variant)
+    wanted = [names.index(c) for c in a.classes.split(",")]
+    keep = np.zeros(len(cls), bool)
+    for c in wanted:
+        idx = np.flatnonzero(cls == c)
+        keep[idx[:a.limit] if a.limit else idx] = True
+    after = generate(pset.positions, pset.dice, pset.variant, notation=True)
+    ref = reference_rows(pset, after)
+    pos = np.flatnonzero(keep)
+    sub = generate(pset.positions[pos], pset.dice[pos], pset.variant)
+    lo, hi = after.offsets[pos], after.offsets[pos + 1]
+    rows = np.concatenate([np.arange(a_, b_) for a_, b_ in zip(lo, hi)])
+    assert np.array_equal(after.boards[rows], sub.boards)
+    ref_sub = ref[rows]
+    best = np.maximum.reduceat(ref_sub, sub.offsets[:-1])
+    ev = load_evaluator(a.checkpoint, "backgammon")
+    backend = make_backend("local", a.jobs) if a.jobs > 1 else None
+    print(f"{len(pos)} decisions, {len(rows)} afterstates", flush=True)
+    report = {"checkpoint": a.checkpoint, "decisions": int(len(pos)), "afterstates": int(len(rows)),
+              "kinds": {}}
+    for kind in a.kind:
+        t0 = time.time()
+        p = label(kind, sub.boards, a.checkpoint, ev, backend, a.seed)
+        eq = equity(p, pset.variant)
+        chosen = np.array([o + int(np.argmax(eq[o:e])) for o, e in zip(sub.offsets[:-1], sub.offsets[1:])])
+        loss = best - ref_sub[chosen]
+        figs = class_figures(loss, cls[pos], names)
+        report["kinds"][kind] = {"loss_mp": 1000 * float(loss.mean()), "seconds": time.time() - t0,
+                                 "classes": {n: figs[n] for n in a.classes.split(",")}}
+        per = "  ".join(f"{n} {figs[n]['loss_mp']:.2f}" for n in a.classes.split(","))
+        print(f"{kind:>18}: {1000 * loss.mean():.2f} mp/decision ({per})  {time.time() - t0:.0f} s", flush=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(report, f, indent=1)
+    if backend is not None:
+        backend.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
