@@ -21,7 +21,8 @@ from nardy_ai.variants import get_variant
 from training.config import ConfigError, config_from_dict
 from training.search_targets import (SearchTargetsRun, class_quotas, evaluator_payload, fit_net,
                                      gate_match, initial_evaluator, label_afterstates, label_chunk,
-                                     label_tasks, most_disagreeing, read_npz)
+                                     label_tasks, most_disagreeing, read_npz,
+                                     decision_candidates)
 
 ROOT = Path(__file__).resolve().parent.parent
 TD80 = str(ROOT / "checkpoints/backgammon/td80_anneal/checkpoint.pt")
@@ -285,6 +286,55 @@ def test_oversampled_sample_keeps_the_quotas(tmp_path):
     assert len(np.unique(z["boards"], axis=0)) == 300
 
 
+def test_decision_candidates_are_the_close_plays_of_real_decisions():
+    """sample.candidates: each kept afterstate is a legal play of one of the decisions (a sampled
+    afterstate flipped, a seeded roll), within the threshold of that decision's 0-ply best and
+    among its best ``keep``; the quotas are filled by the candidates' own classes; distinct
+    boards; seeded."""
+    from nardy_ai.movegen import generate
+    from nardy_ai.model import equity
+    ev = load_evaluator(TD80, "backgammon")
+    names = class_names("backgammon")
+    from training.search_targets import sample_afterstates
+    sampled = sample_afterstates(ev, {"contact": 120, "race": 60}, 3, 32, 0.1, 0.0, 0.5, 10 ** 6)
+    quotas = {"contact": 150, "race": 40}
+    boards, classes, used = decision_candidates(ev, sampled.boards, quotas, 4, 0.08, 5)
+    again = decision_candidates(ev, sampled.boards, quotas, 4, 0.08, 5)
+    assert np.array_equal(boards, again[0]) and used == again[2]
+    assert [int(np.sum(classes == names.index(c))) for c in quotas] == [150, 40]
+    assert np.array_equal(classes, position_classes(boards, "backgammon"))
+    assert len(np.unique(boards, axis=0)) == len(boards)
+    assert used < len(boards)                  # several candidates per decision on average
+    # Rebuild the decisions as decision_candidates draws them and check every candidate.
+    rng = np.random.default_rng(5)
+    order = rng.permutation(len(sampled.boards))
+    dice = rng.integers(1, 7, size=(len(sampled.boards), 2))
+    after = generate(flip(sampled.boards[order], "backgammon"), dice, "backgammon")
+    eq = equity(ev.probabilities(after.boards), "backgammon")
+    keys = {b.tobytes(): i for i, b in enumerate(after.boards)}
+    seg = np.repeat(np.arange(len(after.offsets) - 1), np.diff(after.offsets))
+    for b in boards:
+        r = keys[b.tobytes()]                   # a legal play of some decision
+        lo, hi = after.offsets[seg[r]], after.offsets[seg[r] + 1]
+        assert eq[r] >= eq[lo:hi].max() - 0.08 - 1e-9
+        assert np.sum(eq[lo:hi] > eq[r]) < 4
+
+
+def test_sample_with_candidates_keeps_the_quotas(tmp_path):
+    """sample.candidates = 3 in a run: the sample holds the quotas, distinct, and logs how many
+    decisions gave them."""
+    run = tmp_path / "run"
+    st = StopAt(tiny(sample={"candidates": 3, "candidate_threshold": 0.2}), str(run), log=True,
+                print_fn=lambda s: None, when=lambda kind, n: kind == "sample")
+    assert st.run(progress=False)["phase"] == "label"
+    z = read_npz(str(run / "generations/001/samples.npz"))
+    names = class_names("backgammon")
+    assert [int(np.sum(z["classes"] == names.index(c))) for c in ("contact", "crashed", "race")] == [150, 60, 90]
+    assert len(np.unique(z["boards"], axis=0)) == 300
+    settings = json.loads(str(z["settings"]))
+    assert settings["decision_candidates"] == 3 and 0 < settings["decisions"] < 300
+
+
 def test_most_disagreeing_keeps_the_largest_gaps_per_class():
     classes = np.array([0, 0, 0, 2, 2, 2, 2], np.int8)
     zero = np.zeros(7)
@@ -367,6 +417,10 @@ def test_class_quotas_add_up():
     ({"variant": "backgammon", "sample": {"quotas": {"midgame": 1.0}}}, "sample.quotas.midgame: not a position class"),
     ({"sample": {"quotas": {"contact": 0.0}}}, "sample.quotas: at least one share"),
     ({"sample": {"keep": 0.0}}, "sample.keep"),
+    ({"sample": {"candidates": 0}}, "sample.candidates: must be 1 to 64"),
+    ({"sample": {"candidates": 2.5}}, "sample.candidates: must be an integer"),
+    ({"sample": {"candidates": 4, "oversample": 2.0}}, "sample.candidates: not with sample.oversample"),
+    ({"sample": {"candidate_threshold": -0.1}}, "sample.candidate_threshold"),
     ({"label": {"plies": 3}}, "label.plies: must be 1 or 2"),
     ({"label": {"kind": "gnubg"}}, "label.kind"),
     ({"label": {"plies": 2, "two_ply_fraction": 0.5}}, "label.two_ply_fraction: only with label.plies = 1"),

@@ -123,6 +123,8 @@ class SampleConfig:
     keep: float = 0.25              # probability that a played afterstate is a candidate
     max_games: int = 0              # stop after this many games with quotas short (0 = positions)
     oversample: float = 1.0         # > 1: draw this times each quota, keep the most 0-/1-ply disagreeing
+    candidates: int = 1             # > 1: each sample is a decision: its best plays at 0 ply (up to this many)
+    candidate_threshold: float = 0.1    # candidates: within this equity (points) of the 0-ply best
 
 
 @dataclass
@@ -330,6 +332,9 @@ def _validate_search_targets(cfg: TrainConfig) -> None:
         (s.temperature >= 0, "sample.temperature: must be >= 0"),
         (0.0 < s.keep <= 1.0, "sample.keep: must be above 0 and at most 1"),
         (1.0 <= s.oversample <= 100.0, "sample.oversample: must be 1 to 100 (1 = off)"),
+        (1 <= s.candidates <= 64, "sample.candidates: must be 1 to 64 (1 = off)"),
+        (0.0 <= s.candidate_threshold <= 10.0, "sample.candidate_threshold: must be 0 to 10 points"),
+        (s.candidates == 1 or s.oversample == 1, "sample.candidates: not with sample.oversample > 1"),
         (lb.kind in ("search", "rollout"), "label.kind: must be search or rollout"),
         (1 <= lb.plies <= 2, "label.plies: must be 1 or 2"),
         (0.0 <= lb.two_ply_fraction <= 1.0, "label.two_ply_fraction: must be between 0 and 1"),

@@ -14,7 +14,11 @@ sample
     ``sample.positions``; default: the classes a net values, equally) are filled with
     *distinct* afterstates (exact board bytes).  With ``sample.oversample = k > 1`` each quota
     is drawn ``k`` times over and the afterstates whose 0-ply and 1-ply equities differ most
-    are kept (the 1-ply values cost as much as labelling the extra rows).  Sampling runs in
+    are kept (the 1-ply values cost as much as labelling the extra rows).  With
+    ``sample.candidates = k > 1`` each sampled afterstate instead becomes the opponent's
+    decision (flipped, a seeded roll) and its best ``k`` plays at 0 ply within
+    ``sample.candidate_threshold`` points are kept (:func:`decision_candidates`): the labels
+    then show the net the close rivals of real decisions side by side.  Sampling runs in
     this process; the result is ``samples.npz``.
 label
     Every afterstate gets the outcome probabilities (:mod:`nardy_ai.model` layout, for the
@@ -75,7 +79,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
-from nardy_ai.board import flip
+from nardy_ai.board import CHECKERS, OFF, flip
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.errors import NardyError
 from nardy_ai.files import atomic_file, write_atomic
@@ -133,7 +137,7 @@ def _seed(*parts: int) -> int:
 
 
 #: Purposes of the seeds derived from the run seed.
-_SAMPLE, _KEEP, _TWO_PLY, _ROLLOUT, _SPLIT, _FIT, _GATE = range(1, 8)
+_SAMPLE, _KEEP, _TWO_PLY, _ROLLOUT, _SPLIT, _FIT, _GATE, _CANDIDATES = range(1, 9)
 
 
 # --- the evaluator -------------------------------------------------------------------------
@@ -307,6 +311,48 @@ def sample_afterstates(evaluator, quotas: dict[str, int], seed: int, parallel_ga
         boards.append(arr)
         classes.append(np.full(len(arr), i, np.int8))
     return Samples(np.concatenate(boards), np.concatenate(classes), games, candidates, repeats, short)
+
+
+def decision_candidates(evaluator, boards: np.ndarray, quotas: dict[str, int], keep: int,
+                        threshold: float, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Afterstates that teach the evaluator its own decisions: each sampled afterstate becomes
+    the opponent's decision (the position flipped, a seeded random roll), whose legal plays are
+    ranked at 0 ply; the best ``keep`` within ``threshold`` points of the best are candidates
+    (gnubg's move filter, :func:`nardy_ai.search.filter_candidates`).  The decisions are taken
+    in a seeded random order, their candidates (distinct boards) filling each class's quota
+    (a candidate's own class).  Returns ``(boards, classes, decisions used)``: a net fitted on
+    the labels of all close rivals of a play learns to rank them, where the played afterstates
+    alone mostly show it the plays it already prefers."""
+    from nardy_ai.movegen import generate
+    from nardy_ai.search import MoveFilter, filter_candidates
+    v = evaluator.variant
+    names = class_names(v)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(boards))
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    positions = flip(np.asarray(boards, np.int8)[order], v)
+    parts, decision = [], []
+    step = 4096
+    for lo in range(0, len(positions), step):
+        after = generate(positions[lo:lo + step], dice[lo:lo + step], v)
+        eq = equity(evaluator.probabilities(after.boards), v)
+        alive = after.boards[:, OFF] < CHECKERS
+        kept = filter_candidates(eq, after.offsets, alive, MoveFilter(keep, threshold))
+        seg = np.repeat(np.arange(len(after.offsets) - 1), np.diff(after.offsets))
+        parts.append(after.boards[kept])
+        decision.append(lo + seg[kept])
+    cand = np.concatenate(parts)
+    dec = np.concatenate(decision)
+    first = _distinct(cand)                     # first occurrences, in decision order
+    cand, dec = cand[first], dec[first]
+    cls = position_classes(cand, v)
+    rows = []
+    for c, q in quotas.items():
+        mine = np.flatnonzero(cls == names.index(c))[:q]
+        rows.append(mine)
+    rows = np.sort(np.concatenate(rows)) if rows else np.zeros(0, np.int64)
+    used = int(len(np.unique(dec[rows]))) if len(rows) else 0
+    return cand[rows], cls[rows].astype(np.int8), used
 
 
 def most_disagreeing(boards: np.ndarray, classes: np.ndarray, quotas: dict[str, int],
@@ -760,6 +806,7 @@ class SearchTargetsRun:
         names = netset.classes
         quotas = self._quotas(netset)
         drawn = {c: int(math.ceil(q * s.oversample)) for c, q in quotas.items()}
+
         seed = _seed(self.cfg.seed, _SAMPLE, g)
         t0 = time.perf_counter()
         res = sample_afterstates(ev, drawn, seed, s.parallel_games, s.epsilon, s.temperature, s.keep,
@@ -775,14 +822,26 @@ class SearchTargetsRun:
                 return False
             rows = most_disagreeing(boards, classes, quotas, zero, equity(one, self.v), names)
             boards, classes = boards[rows], classes[rows]
+        decisions = None
+        if s.candidates > 1:
+            boards, classes, decisions = decision_candidates(ev, boards, quotas, s.candidates,
+                                                             s.candidate_threshold, _seed(seed, _CANDIDATES))
+            for c, q in quotas.items():
+                n = int(np.sum(classes == names.index(c)))
+                if n < q:
+                    res.short[c] = res.short.get(c, 0) + q - n
         seconds = time.perf_counter() - t0
         settings = {"generation": g, "seed": seed, "quotas": quotas, "oversample": s.oversample,
+                    "decision_candidates": s.candidates, "candidate_threshold": s.candidate_threshold,
+                    "decisions": decisions,
                     "games": res.games, "candidates": res.candidates, "repeats": res.repeats,
                     "short": res.short,
                     "epsilon": s.epsilon, "temperature": s.temperature, "keep": s.keep}
         write_npz(os.path.join(self.gen_dir(g), "samples.npz"), format=np.int64(FORMAT),
                   boards=boards, classes=classes, settings=np.array(json.dumps(settings)))
         counts = {f"positions_{c}": int(np.sum(classes == names.index(c))) for c in names}
+        if decisions is not None:
+            counts["decisions"] = decisions
         self._log("sample", g, "sample", {"positions": int(len(boards)), "games": res.games,
                                           "candidates": res.candidates, "repeats": res.repeats,
                                           "seconds": seconds, **counts})
