@@ -166,6 +166,32 @@ def backgammon_steps() -> list[dict]:
                                          "backgammon_search_targets_rollout72_g6_s9.json"],
                           "pubeval": ("backgammon_search_targets_rollout72_g6_s9.json", "rollout72"),
                           "bench": ("backgammon_v2_search_targets_rollout72.json", "rollout72")})
+            # Session 8: 2 generations of 2-ply labels from rollout72, then 512-unit nets
+            # fitted from scratch on its 1-ply labels (experiments/distill.py: labelling 13 min,
+            # fits 5 min; with the decisions' rivals another 5.5 + 3 min).
+            h72 = h_hist + max(roll.values()) + max(r72.values())
+            two = generation_hours("checkpoints/backgammon/search_targets_2ply_r72")
+            if two:
+                h2 = h72 + max(two.values())
+                steps.append({"step": f"+ 2-ply labels, {max(two)} generations (search_targets_2ply_r72)",
+                              "hours": h2,
+                              "gnubg": ("backgammon_search_targets_2ply_r72_g2_s12.json", "2ply_r72"),
+                              "pubeval": None,
+                              "bench": ("backgammon_v2_search_targets_session8.json", "2ply_r72")})
+                steps.append({"step": "+ 512-unit nets fitted from scratch on 1.5 M of its 1-ply labels (distill)",
+                              "hours": h2 + 0.30,
+                              "gnubg": ("backgammon_search_targets_distill_s10.json", "distill/"),
+                              "gnubg_pool": ["backgammon_search_targets_distill_s10.json",
+                                             "backgammon_search_targets_distill_s11.json"],
+                              "pubeval": None,
+                              "bench": ("backgammon_v2_search_targets_session8.json", "distill/")})
+                steps.append({"step": "+ the close rivals of 300,000 decisions in the data (distill_candidates)",
+                              "hours": h2 + 0.45,
+                              "gnubg": ("backgammon_search_targets_distill_candidates_s13.json", "distill_candidates"),
+                              "gnubg_pool": ["backgammon_search_targets_distill_candidates_s13.json",
+                                             "backgammon_search_targets_distill_candidates_s14.json"],
+                              "pubeval": None,
+                              "bench": ("backgammon_v2_search_targets_session8.json", "distill_candidates")})
     for s in steps:
         s["vs_gnubg"] = pairing(s["gnubg"][0], s["gnubg"][1], "gnubg:0ply") if s["gnubg"] else None
         if s.get("gnubg_pool"):
