@@ -291,7 +291,7 @@ def test_decision_candidates_are_the_close_plays_of_real_decisions():
     afterstate flipped, a seeded roll), within the threshold of that decision's 0-ply best and
     among its best ``keep``; the quotas are filled by the candidates' own classes; distinct
     boards; seeded."""
-    from nardy_ai.movegen import generate
+    from nardy_ai.movegen import generate, segment_ids
     from nardy_ai.model import equity
     ev = load_evaluator(TD80, "backgammon")
     names = class_names("backgammon")
@@ -312,7 +312,7 @@ def test_decision_candidates_are_the_close_plays_of_real_decisions():
     after = generate(flip(sampled.boards[order], "backgammon"), dice, "backgammon")
     eq = equity(ev.probabilities(after.boards), "backgammon")
     keys = {b.tobytes(): i for i, b in enumerate(after.boards)}
-    seg = np.repeat(np.arange(len(after.offsets) - 1), np.diff(after.offsets))
+    seg = segment_ids(after.offsets)
     for b in boards:
         r = keys[b.tobytes()]                   # a legal play of some decision
         lo, hi = after.offsets[seg[r]], after.offsets[seg[r] + 1]

@@ -323,7 +323,7 @@ def decision_candidates(evaluator, boards: np.ndarray, quotas: dict[str, int], k
     (a candidate's own class).  Returns ``(boards, classes, decisions used)``: a net fitted on
     the labels of all close rivals of a play learns to rank them, where the played afterstates
     alone mostly show it the plays it already prefers."""
-    from nardy_ai.movegen import generate
+    from nardy_ai.movegen import generate, segment_ids
     from nardy_ai.search import MoveFilter, filter_candidates
     v = evaluator.variant
     names = class_names(v)
@@ -338,9 +338,8 @@ def decision_candidates(evaluator, boards: np.ndarray, quotas: dict[str, int], k
         eq = equity(evaluator.probabilities(after.boards), v)
         alive = after.boards[:, OFF] < CHECKERS
         kept = filter_candidates(eq, after.offsets, alive, MoveFilter(keep, threshold))
-        seg = np.repeat(np.arange(len(after.offsets) - 1), np.diff(after.offsets))
         parts.append(after.boards[kept])
-        decision.append(lo + seg[kept])
+        decision.append(lo + segment_ids(after.offsets)[kept])
     cand = np.concatenate(parts)
     dec = np.concatenate(decision)
     first = _distinct(cand)                     # first occurrences, in decision order
