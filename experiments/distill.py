@@ -21,23 +21,23 @@ from __future__ import annotations
 import argparse
 import glob
 import hashlib
-import json
+import io
 import os
 import sys
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from experiments.fit_aggregate import refit_nets, save_fitted          # noqa: E402
 from nardy_ai.backends import make_backend                            # noqa: E402
 from nardy_ai.files import write_atomic                               # noqa: E402
-from nardy_ai.model import NeuralEvaluator, n_outputs, save_checkpoint  # noqa: E402
+from nardy_ai.model import n_outputs                                  # noqa: E402
 from nardy_ai.netset import as_netset, load_evaluator                 # noqa: E402
-from training.search_targets import (_distinct, decision_candidates, fit_net,  # noqa: E402
-                                     label_chunk, label_tasks, read_npz)
+from training.search_targets import (_distinct, decision_candidates, label_chunk,  # noqa: E402
+                                     label_tasks, read_npz)
 
 
 def pooled_boards(runs: list[str], limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -60,12 +60,9 @@ def pooled_boards(runs: list[str], limit: int, seed: int) -> tuple[np.ndarray, n
     return b, c
 
 
-def teacher_labels(boards, classes, teacher: str, plies: int, cache: str, jobs: int, chunk: int = 10000,
-                   variant: str = "backgammon"):
-    """Labels ``(N, K)`` of the teacher at ``plies``, chunk files under ``cache`` reused."""
-    ev = load_evaluator(teacher, variant)
-    with open(teacher, "rb") as f:
-        data = f.read()
+def teacher_labels(boards, classes, ev, data: bytes, plies: int, cache: str, jobs: int, chunk: int = 10000):
+    """Labels ``(N, K)`` at ``plies`` of the teacher ``ev`` (its checkpoint's bytes ``data``),
+    chunk files under ``cache`` reused."""
     sha = hashlib.sha256(data).hexdigest()
     key = hashlib.sha256(sha.encode() + boards.tobytes() + bytes([plies])).hexdigest()[:16]
     folder = os.path.join(cache, key)
@@ -87,7 +84,6 @@ def teacher_labels(boards, classes, teacher: str, plies: int, cache: str, jobs: 
     try:
         for task, (index, labels, _) in backend.run(label_chunk, tasks):
             out[task.first:task.first + len(labels)] = labels
-            import io
             buf = io.BytesIO()
             np.save(buf, labels)
             write_atomic(os.path.join(folder, f"chunk_{index:04d}.npy"), buf.getvalue())
@@ -113,7 +109,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hidden", default="512")
     ap.add_argument("--activation", default=None)
     ap.add_argument("--nets", default="contact,crashed")
-    ap.add_argument("--learning-rate", type=float, default=1e-3)
+    ap.add_argument("--learning-rate", type=float, default=None, help="default 1e-3 (new nets)")
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--max-epochs", type=int, default=60)
     ap.add_argument("--patience", type=int, default=4)
@@ -124,12 +120,14 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     boards, classes = pooled_boards(a.runs, a.limit, a.seed)
-    labels = teacher_labels(boards, classes, a.teacher, a.plies, a.cache, a.jobs, variant=a.variant)
+    teacher = load_evaluator(a.teacher, a.variant)
+    with open(a.teacher, "rb") as f:
+        data = f.read()
+    labels = teacher_labels(boards, classes, teacher, data, a.plies, a.cache, a.jobs)
     if a.candidates > 1:
         # The close rivals of decisions (training.search_targets.decision_candidates) of a
         # seeded share of the pooled afterstates join them: the plays a net must rank.
         from nardy_ai.classes import class_names
-        teacher = load_evaluator(a.teacher, a.variant)
         names = class_names(teacher.variant)
         pick = np.sort(np.random.default_rng(a.seed + 1).permutation(len(boards))[:a.decisions])
         quotas = {c: len(boards) * a.candidates for c in a.nets.split(",")}
@@ -141,37 +139,15 @@ def main(argv=None) -> int:
         cand, ccls = cand[new], ccls[new]
         print(f"{len(cand):,} new candidates of {used:,} decisions: "
               + ", ".join(f"{c} {int(np.sum(ccls == names.index(c))):,}" for c in quotas), flush=True)
-        clab = teacher_labels(cand, ccls, a.teacher, a.plies, a.cache, a.jobs, variant=a.variant)
+        clab = teacher_labels(cand, ccls, teacher, data, a.plies, a.cache, a.jobs)
         boards, classes = np.concatenate([boards, cand]), np.concatenate([classes, ccls])
         labels = np.concatenate([labels, clab])
     torch.set_num_threads(a.threads)
-    ev = as_netset(load_evaluator(a.teacher, a.variant))
-    hidden = tuple(int(h) for h in a.hidden.split(","))
-    report = {"variant": a.variant, "teacher": a.teacher, "plies": a.plies, "runs": a.runs, "rows": int(len(boards)), "nets": {}}
-    for label, member, rows in list(ev.route(boards, classes)):
-        if label not in a.nets.split(",") or not isinstance(member, NeuralEvaluator):
-            continue
-        torch.manual_seed(a.seed)
-        net = NeuralEvaluator.create(ev.variant, member.encoder.name, hidden, a.activation or member.activation)
-        ev.members[label] = net
-        fit = SimpleNamespace(learning_rate=a.learning_rate, batch_size=a.batch_size,
-                              max_epochs=a.max_epochs, patience=a.patience, validation=a.validation)
-        x = net.encoder(boards[rows])
-        t0 = time.time()
-
-        def on_epoch(epoch, train_loss, val_loss, excess, label=label, t0=t0):
-            print(f"{label} epoch {epoch}: train {train_loss:.5f} val {val_loss:.5f} excess {excess:.6f} "
-                  f"({time.time() - t0:.0f} s)", flush=True)
-
-        res = fit_net(net, x, labels[rows], fit, a.seed, on_epoch)
-        res.update(hidden=list(hidden), seconds=time.time() - t0, rows=int(len(rows)))
-        report["nets"][label] = res
-        print(label, json.dumps(res), flush=True)
-    save_checkpoint(a.out, {"kind": "search_targets", "evaluator": ev.state(), "generation": 0,
-                            "fit": report["nets"]})
-    with open(a.out + ".json", "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"wrote {a.out}")
+    ev = as_netset(teacher)
+    report = {"variant": a.variant, "teacher": a.teacher, "plies": a.plies, "runs": a.runs,
+              "rows": int(len(boards)),
+              "nets": refit_nets(ev, boards, classes, labels, a.nets.split(","), a, scratch=True)}
+    save_fitted(a.out, ev, 0, report)
     return 0
 
 

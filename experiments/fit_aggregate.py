@@ -49,6 +49,51 @@ def pooled_labels(run: str, first: int, last: int):
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
 
+def refit_nets(ev, boards, classes, labels, wanted, a, scratch: bool) -> dict:
+    """Fit the neural members of net set ``ev`` named in ``wanted`` on their rows of
+    ``boards``/``labels`` (in place), with the options ``a`` (``hidden``, ``activation``,
+    ``learning_rate``, ``batch_size``, ``max_epochs``, ``patience``, ``validation``, ``seed``):
+    warm-started when ``hidden`` and ``activation`` are the member's and not ``scratch``,
+    otherwise a new net (lr 2e-4 warm, 1e-3 new unless given).  Returns the fit figures by net."""
+    out = {}
+    for label, member, rows in list(ev.route(boards, classes)):
+        if label not in wanted or not isinstance(member, NeuralEvaluator):
+            continue
+        hidden = tuple(int(h) for h in a.hidden.split(",")) if a.hidden else tuple(member.hidden)
+        activation = a.activation or member.activation
+        warm = not scratch and hidden == tuple(member.hidden) and activation == member.activation
+        if not warm:
+            torch.manual_seed(a.seed)
+            member = NeuralEvaluator.create(ev.variant, member.encoder.name, hidden, activation)
+            ev.members[label] = member
+        lr = a.learning_rate or (2e-4 if warm else 1e-3)
+        fit = SimpleNamespace(learning_rate=lr, batch_size=a.batch_size, max_epochs=a.max_epochs,
+                              patience=a.patience, validation=a.validation)
+        x = member.encoder(boards[rows])
+        t0 = time.time()
+
+        def on_epoch(epoch, train_loss, val_loss, excess, label=label, t0=t0):
+            print(f"{label} epoch {epoch}: train {train_loss:.5f} val {val_loss:.5f} excess {excess:.6f} "
+                  f"({time.time() - t0:.0f} s)", flush=True)
+
+        res = fit_net(member, x, labels[rows], fit, a.seed, on_epoch)
+        res.update(hidden=list(hidden), activation=activation, warm=warm, learning_rate=lr,
+                   seconds=time.time() - t0, rows=int(len(rows)))
+        out[label] = res
+        print(label, json.dumps(res), flush=True)
+    return out
+
+
+def save_fitted(out: str, ev, generation: int, report: dict) -> None:
+    """The refitted net set as a checkpoint ``out`` (``td:`` agents, ``init_from``) and the
+    report as ``out.json``."""
+    save_checkpoint(out, {"kind": "search_targets", "evaluator": ev.state(), "generation": generation,
+                          "fit": report["nets"]})
+    with open(out + ".json", "w") as f:
+        json.dump(report, f, indent=1)
+    print(f"wrote {out}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--run", required=True, help="search-targets run folder")
@@ -75,37 +120,9 @@ def main(argv=None) -> int:
     boards, classes, labels = pooled_labels(a.run, first, last)
     print(f"{len(boards):,} labelled afterstates from generations {first}-{last}", flush=True)
     wanted = set(a.nets.split(","))
-    report = {"run": a.run, "generations": [first, last], "start": start, "rows": int(len(boards)), "nets": {}}
-    for label, member, rows in list(ev.route(boards, classes)):
-        if label not in wanted or not isinstance(member, NeuralEvaluator):
-            continue
-        hidden = tuple(int(h) for h in a.hidden.split(",")) if a.hidden else member.hidden
-        activation = a.activation or member.activation
-        warm = hidden == tuple(member.hidden) and activation == member.activation
-        if not warm:
-            torch.manual_seed(a.seed)
-            member = NeuralEvaluator.create(ev.variant, member.encoder.name, hidden, activation)
-            ev.members[label] = member
-        lr = a.learning_rate or (2e-4 if warm else 1e-3)
-        fit = SimpleNamespace(learning_rate=lr, batch_size=a.batch_size, max_epochs=a.max_epochs,
-                              patience=a.patience, validation=a.validation)
-        x = member.encoder(boards[rows])
-        t0 = time.time()
-
-        def on_epoch(epoch, train_loss, val_loss, excess, label=label, t0=t0):
-            print(f"{label} epoch {epoch}: train {train_loss:.5f} val {val_loss:.5f} excess {excess:.5f} "
-                  f"({time.time() - t0:.0f} s)", flush=True)
-
-        res = fit_net(member, x, labels[rows], fit, a.seed, on_epoch)
-        res.update(hidden=list(hidden), activation=activation, warm=warm, learning_rate=lr,
-                   seconds=time.time() - t0)
-        report["nets"][label] = res
-        print(label, json.dumps(res), flush=True)
-    save_checkpoint(a.out, {"kind": "search_targets", "evaluator": ev.state(), "generation": last,
-                            "fit": report["nets"]})
-    with open(a.out + ".json", "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"wrote {a.out}")
+    report = {"run": a.run, "generations": [first, last], "start": start, "rows": int(len(boards)),
+              "nets": refit_nets(ev, boards, classes, labels, wanted, a, scratch=False)}
+    save_fitted(a.out, ev, last, report)
     return 0
 
 
