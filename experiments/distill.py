@@ -7,9 +7,9 @@ of search-target runs (``--runs``: every ``generations/NNN/samples.npz`` or labe
 labels them with the teacher's n-ply expectimax (``--plies``, 1 by default: noise-free and
 cheap) on ``--jobs`` processes, caching the labels chunk by chunk under ``--cache`` (a killed
 run resumes there), and fits the teacher's class nets named by ``--nets`` again, from scratch,
-with ``--hidden`` layers.  The race net and the bear-off database stay the teacher's.  The
-result is a checkpoint for ``td:PATH`` agents (and ``[model] init_from`` of a run); the fits'
-losses go to ``PATH.json``.
+with ``--hidden`` layers (or fine-tunes them, ``--warm``).  The other members (by default the
+race net and the bear-off database) stay the teacher's.  The result is a checkpoint for
+``td:PATH`` agents (and ``[model] init_from`` of a run); the fits' losses go to ``PATH.json``.
 
     python experiments/distill.py --teacher checkpoints/backgammon/search_targets_2ply_r72/current.pt \
         --runs checkpoints/backgammon/search_targets_rollout72 checkpoints/backgammon/search_targets_rollout \
@@ -108,11 +108,15 @@ def main(argv=None) -> int:
     ap.add_argument("--threshold", type=float, default=0.1)
     ap.add_argument("--hidden", default="512")
     ap.add_argument("--activation", default=None)
+    ap.add_argument("--warm", action="store_true",
+                    help="fine-tune the teacher's nets (lr 2e-4) where --hidden and --activation are theirs")
     ap.add_argument("--nets", default="contact,crashed")
     ap.add_argument("--learning-rate", type=float, default=None, help="default 1e-3 (new nets)")
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--max-epochs", type=int, default=60)
     ap.add_argument("--patience", type=int, default=4)
+    ap.add_argument("--lr-halvings", type=int, default=0,
+                    help="on a plateau, back to the best weights with half the learning rate, this many times")
     ap.add_argument("--validation", type=float, default=0.02)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
@@ -146,7 +150,7 @@ def main(argv=None) -> int:
     ev = as_netset(teacher)
     report = {"variant": a.variant, "teacher": a.teacher, "plies": a.plies, "runs": a.runs,
               "rows": int(len(boards)),
-              "nets": refit_nets(ev, boards, classes, labels, a.nets.split(","), a, scratch=True)}
+              "nets": refit_nets(ev, boards, classes, labels, a.nets.split(","), a, scratch=not a.warm)}
     save_fitted(a.out, ev, 0, report)
     return 0
 

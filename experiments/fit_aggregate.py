@@ -52,7 +52,7 @@ def pooled_labels(run: str, first: int, last: int):
 def refit_nets(ev, boards, classes, labels, wanted, a, scratch: bool) -> dict:
     """Fit the neural members of net set ``ev`` named in ``wanted`` on their rows of
     ``boards``/``labels`` (in place), with the options ``a`` (``hidden``, ``activation``,
-    ``learning_rate``, ``batch_size``, ``max_epochs``, ``patience``, ``validation``, ``seed``):
+    ``learning_rate``, ``batch_size``, ``max_epochs``, ``patience``, ``lr_halvings``, ``validation``, ``seed``):
     warm-started when ``hidden`` and ``activation`` are the member's and not ``scratch``,
     otherwise a new net (lr 2e-4 warm, 1e-3 new unless given).  Returns the fit figures by net."""
     out = {}
@@ -68,7 +68,8 @@ def refit_nets(ev, boards, classes, labels, wanted, a, scratch: bool) -> dict:
             ev.members[label] = member
         lr = a.learning_rate or (2e-4 if warm else 1e-3)
         fit = SimpleNamespace(learning_rate=lr, batch_size=a.batch_size, max_epochs=a.max_epochs,
-                              patience=a.patience, validation=a.validation)
+                              patience=a.patience, validation=a.validation,
+                              lr_halvings=getattr(a, "lr_halvings", 0))
         x = member.encoder(boards[rows])
         t0 = time.time()
 
@@ -108,6 +109,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--max-epochs", type=int, default=40)
     ap.add_argument("--patience", type=int, default=3)
+    ap.add_argument("--lr-halvings", type=int, default=0,
+                    help="on a plateau, back to the best weights with half the learning rate, this many times")
     ap.add_argument("--validation", type=float, default=0.03)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=7)

@@ -192,6 +192,24 @@ def backgammon_steps() -> list[dict]:
                                              "backgammon_search_targets_distill_candidates_s14.json"],
                               "pubeval": None,
                               "bench": ("backgammon_v2_search_targets_session8.json", "distill_candidates")})
+                # Session 9: distillation iterated, the student of the round before as teacher
+                # (labels 17 min, candidates and fits 6 min).
+                steps.append({"step": "+ a second round: distill_candidates as the teacher (distill_iter2)",
+                              "hours": h2 + 0.45 + 0.38,
+                              "gnubg": ("backgammon_search_targets_distill_iter2_s15.json", "iter2"),
+                              "gnubg_pool": ["backgammon_search_targets_distill_iter2_s15.json",
+                                             "backgammon_search_targets_distill_iter2_s16.json"],
+                              "pubeval": None,
+                              "bench": ("backgammon_v2_search_targets_session9.json", "distill_iter2")})
+                # Its 1-ply labels of 1.2 M afterstates and the rivals of 400,000 decisions (25
+                # min), fitted with three learning-rate halvings (11 min).
+                steps.append({"step": "+ a third round: 2.15 M rows, fits with 3 learning-rate halvings (distill_iter3)",
+                              "hours": h2 + 0.45 + 0.38 + 0.62,
+                              "gnubg": ("backgammon_search_targets_distill_iter3_s19.json", "iter3h"),
+                              "gnubg_pool": ["backgammon_search_targets_distill_iter3_s19.json",
+                                             "backgammon_search_targets_distill_iter3_s20.json"],
+                              "pubeval": None,
+                              "bench": ("backgammon_v2_search_targets_session9.json", "distill_iter3/")})
     for s in steps:
         s["vs_gnubg"] = pairing(s["gnubg"][0], s["gnubg"][1], "gnubg:0ply") if s["gnubg"] else None
         if s.get("gnubg_pool"):

@@ -402,6 +402,26 @@ def test_fit_keeps_the_best_epoch_and_a_stopped_fit_changes_nothing():
     assert all(torch.equal(w, start[k]) for k, w in ev.net.state_dict().items())
 
 
+def test_lr_halvings_continue_from_the_best_weights():
+    """``fit.lr_halvings``: a plateau of ``patience`` epochs sends the fit back to its best
+    weights with half the learning rate instead of stopping it.  Same seed, same steps: the
+    fit runs the plain fit's epochs first, then goes on, and ends no worse than it."""
+    from dataclasses import replace
+    from nardy_ai.bench import random_afterstates
+    ev = load_evaluator(TD80, "backgammon", "cpu")
+    boards = random_afterstates("backgammon", 400, seed=2)
+    x, y = ev.encoder(boards), ev.probabilities(boards)
+    start = {k: w.clone() for k, w in ev.net.state_dict().items()}
+    target = np.clip(y + 0.2 * (np.random.default_rng(3).random(y.shape) - 0.5), 0, 1).astype(np.float32)
+    plain = replace(tiny().fit, max_epochs=40, learning_rate=0.03)
+    base = fit_net(ev, x, target, plain, seed=1)
+    ev.net.load_state_dict(start)
+    halved = fit_net(ev, x, target, replace(plain, lr_halvings=3), seed=1)
+    assert base["lr_halvings"] == 0 and base["epochs"] < plain.max_epochs      # it hit a plateau
+    assert 1 <= halved["lr_halvings"] <= 3 and halved["epochs"] > base["epochs"]
+    assert halved["val_loss"] <= base["val_loss"]
+
+
 def test_class_quotas_add_up():
     q = class_quotas(1001, {"contact": 0.6, "crashed": 0.1, "race": 0.3}, class_names("backgammon"))
     assert sum(q.values()) == 1001 and list(q) == ["contact", "crashed", "race"]
@@ -425,6 +445,7 @@ def test_class_quotas_add_up():
     ({"label": {"kind": "gnubg"}}, "label.kind"),
     ({"label": {"plies": 2, "two_ply_fraction": 0.5}}, "label.two_ply_fraction: only with label.plies = 1"),
     ({"fit": {"patience": 0}}, "fit.patience"),
+    ({"fit": {"lr_halvings": 21}}, "fit.lr_halvings: must be 0 to 20"),
     ({"fit": {"validation": 0.9}}, "fit.validation"),
     ({"fit": {"history": 1001}}, "fit.history: must be 0 to 1000"),
     ({"gate": {"games": 1}}, "gate.games"),

@@ -145,6 +145,7 @@ class FitConfig:
     batch_size: int = 256
     max_epochs: int = 30
     patience: int = 3               # epochs without a better validation loss before stopping
+    lr_halvings: int = 0            # on such a plateau: back to the best weights, half the step, this many times
     validation: float = 0.1         # share of each net's afterstates held out
     history: int = 0                # earlier generations of the run whose labels join the fit
 
@@ -346,6 +347,7 @@ def _validate_search_targets(cfg: TrainConfig) -> None:
         (1 <= ft.batch_size <= MAX_LOCKSTEP, f"fit.batch_size: must be 1 to {MAX_LOCKSTEP}"),
         (1 <= ft.max_epochs <= 10_000, "fit.max_epochs: must be 1 to 10000"),
         (ft.patience >= 1, "fit.patience: must be at least 1"),
+        (0 <= ft.lr_halvings <= 20, "fit.lr_halvings: must be 0 to 20"),
         (0.0 < ft.validation <= 0.5, "fit.validation: must be above 0 and at most 0.5"),
         (0 <= ft.history <= 1000, "fit.history: must be 0 to 1000 generations"),
         (2 <= cfg.gate.games <= 10 ** 6, "gate.games: must be 2 to 1000000"),

@@ -39,7 +39,8 @@ fit
     a member; the database is exact and not fitted): binary cross-entropy of each sigmoid
     output against the soft targets, Adam, minibatches, a held-out validation share
     (``fit.validation``), early stop after ``fit.patience`` epochs without a lower validation
-    loss, the best epoch's weights kept (the warm start's own, if no epoch beats it).  Result:
+    loss (or first ``fit.lr_halvings`` returns to the best weights with half the learning
+    rate), the best epoch's weights kept (the warm start's own, if no epoch beats it).  Result:
     ``candidate.pt``.
 gate
     The candidate plays the current evaluator at 0 ply, ``gate.games`` games in duplicate-dice
@@ -486,9 +487,10 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
     """Fit one net to labels: ``x`` encoded afterstates, ``y`` ``(N, K)`` soft targets.
     Binary cross-entropy per output on the sigmoid outputs, Adam (``fit.learning_rate``),
     minibatches of ``fit.batch_size``, a held-out ``fit.validation`` share, early stop after
-    ``fit.patience`` epochs without a lower validation loss; the best epoch's weights are
-    kept (epoch 0 = the starting weights).  The cross-entropy of soft targets never reaches 0:
-    ``val_entropy`` is its floor on the held-out rows (the targets' own entropy) and
+    ``fit.patience`` epochs without a lower validation loss -- or, ``fit.lr_halvings`` times
+    (0 if absent), a return to the best weights with half the learning rate instead; the best
+    epoch's weights are kept (epoch 0 = the starting weights).  The cross-entropy of soft
+    targets never reaches 0: ``val_entropy`` is its floor on the held-out rows (the targets' own entropy) and
     ``val_loss - val_entropy`` (the excess, a KL divergence) goes to 0 for a perfect fit.
     ``on_epoch(epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
     losses, or None when ``stop()`` turned true (the net is then left with its starting
@@ -509,7 +511,7 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
     opt = torch.optim.Adam(net.net.parameters(), lr=fit.learning_rate)
     torch.manual_seed(seed)
     train_loss = float("nan")
-    epoch = 0
+    epoch = plateau_from = halvings = 0     # plateau_from: the best epoch or the last halving
     for epoch in range(1, fit.max_epochs + 1):
         net.net.train()
         perm = torch.from_numpy(train[rng.permutation(len(train))]).to(dev)
@@ -535,11 +537,20 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
         if val_loss < best:
             best, best_epoch = val_loss, epoch
             best_state = {k: w.detach().clone() for k, w in net.net.state_dict().items()}
-        elif epoch - best_epoch >= fit.patience:
-            break
+            plateau_from = epoch
+        elif epoch - plateau_from >= fit.patience:
+            if halvings >= getattr(fit, "lr_halvings", 0):
+                break
+            # A plateau: back to the best weights, half the step (Adam's lr) from there on.
+            halvings += 1
+            net.net.load_state_dict(best_state)
+            for group in opt.param_groups:
+                group["lr"] *= 0.5
+            plateau_from = epoch
     net.net.load_state_dict(best_state)
     return {"val_loss_before": before, "val_loss": best, "val_entropy": entropy, "best_epoch": best_epoch,
-            "epochs": epoch, "train_loss": train_loss, "train_rows": int(len(train)), "val_rows": int(n_val)}
+            "epochs": epoch, "lr_halvings": halvings, "train_loss": train_loss, "train_rows": int(len(train)),
+            "val_rows": int(n_val)}
 
 
 # --- gate ----------------------------------------------------------------------------------
