@@ -208,8 +208,17 @@ def backgammon_steps() -> list[dict]:
                               "gnubg": ("backgammon_search_targets_distill_iter3_s19.json", "iter3h"),
                               "gnubg_pool": ["backgammon_search_targets_distill_iter3_s19.json",
                                              "backgammon_search_targets_distill_iter3_s20.json"],
-                              "pubeval": None,
+                              "pubeval": ("backgammon_search_targets_distill_iter3_pubeval_s23.json", "distill_iter3"),
                               "bench": ("backgammon_v2_search_targets_session9.json", "distill_iter3/")})
+                # The race net fine-tuned on 2-ply labels (20 min), then a fourth round on its
+                # 1-ply labels of 2.45 M rows (30 min labels, 18 min fits).
+                steps.append({"step": "+ race net on 2-ply labels, a fourth round of 2.45 M rows (distill_iter4)",
+                              "hours": h2 + 0.45 + 0.38 + 0.62 + 1.1,
+                              "gnubg": ("backgammon_search_targets_distill_iter4_s21.json", "iter4"),
+                              "gnubg_pool": ["backgammon_search_targets_distill_iter4_s21.json",
+                                             "backgammon_search_targets_distill_iter4_s22.json"],
+                              "pubeval": None,
+                              "bench": ("backgammon_v2_search_targets_session9.json", "distill_iter4/")})
     for s in steps:
         s["vs_gnubg"] = pairing(s["gnubg"][0], s["gnubg"][1], "gnubg:0ply") if s["gnubg"] else None
         if s.get("gnubg_pool"):
