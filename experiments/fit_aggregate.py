@@ -52,7 +52,8 @@ def pooled_labels(run: str, first: int, last: int):
 def refit_nets(ev, boards, classes, labels, wanted, a, scratch: bool) -> dict:
     """Fit the neural members of net set ``ev`` named in ``wanted`` on their rows of
     ``boards``/``labels`` (in place), with the options ``a`` (``hidden``, ``activation``,
-    ``learning_rate``, ``batch_size``, ``max_epochs``, ``patience``, ``lr_halvings``, ``validation``, ``seed``):
+    ``learning_rate``, ``batch_size``, ``max_epochs``, ``patience``, ``lr_halvings``,
+    ``validation``, ``seed``):
     warm-started when ``hidden`` and ``activation`` are the member's and not ``scratch``,
     otherwise a new net (lr 2e-4 warm, 1e-3 new unless given).  Returns the fit figures by net."""
     out = {}

@@ -490,8 +490,9 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
     ``fit.patience`` epochs without a lower validation loss -- or, ``fit.lr_halvings`` times
     (0 if absent), a return to the best weights with half the learning rate instead; the best
     epoch's weights are kept (epoch 0 = the starting weights).  The cross-entropy of soft
-    targets never reaches 0: ``val_entropy`` is its floor on the held-out rows (the targets' own entropy) and
-    ``val_loss - val_entropy`` (the excess, a KL divergence) goes to 0 for a perfect fit.
+    targets never reaches 0: ``val_entropy`` is its floor on the held-out rows (the targets'
+    own entropy) and ``val_loss - val_entropy`` (the excess, a KL divergence) goes to 0 for a
+    perfect fit.
     ``on_epoch(epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
     losses, or None when ``stop()`` turned true (the net is then left with its starting
     weights)."""
