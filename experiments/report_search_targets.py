@@ -91,6 +91,14 @@ def bench(result_file: str, agent_part: str) -> dict | None:
     return None
 
 
+def pooled_step(step: str, hours: float, gnubg_files: list[str], agent_part: str, bench_row: tuple,
+                pubeval: tuple | None = None) -> dict:
+    """A step measured against gnubg 0-ply on several seeds (``gnubg_files``, pooled), its v2
+    bench row ``(file, agent part)`` and optionally its pubeval pairing ``(file, agent part)``."""
+    return {"step": step, "hours": hours, "gnubg": (gnubg_files[0], agent_part), "gnubg_pool": gnubg_files,
+            "pubeval": pubeval, "bench": bench_row}
+
+
 # --- backgammon: the ancestry of the shipped nets ---------------------------------------------
 
 def backgammon_steps() -> list[dict]:
@@ -158,14 +166,13 @@ def backgammon_steps() -> list[dict]:
         if roll and r72:
             # From rollout generation 8: 72 games a label, 60,000 afterstates a generation, the
             # labels of the two generations before fitted too; gnubg measured on two seeds.
-            steps.append({"step": f"+ rollout labels of 72 games (half the noise), {max(r72)} generations "
-                                  "(search_targets_rollout72; generation 6 current)",
-                          "hours": h_hist + max(roll.values()) + max(r72.values()),
-                          "gnubg": ("backgammon_search_targets_rollout72_g6.json", "rollout72"),
-                          "gnubg_pool": ["backgammon_search_targets_rollout72_g6.json",
-                                         "backgammon_search_targets_rollout72_g6_s9.json"],
-                          "pubeval": ("backgammon_search_targets_rollout72_g6_s9.json", "rollout72"),
-                          "bench": ("backgammon_v2_search_targets_rollout72.json", "rollout72")})
+            steps.append(pooled_step(f"+ rollout labels of 72 games (half the noise), {max(r72)} generations "
+                                     "(search_targets_rollout72; generation 6 current)",
+                                     h_hist + max(roll.values()) + max(r72.values()),
+                                     ["backgammon_search_targets_rollout72_g6.json",
+                                      "backgammon_search_targets_rollout72_g6_s9.json"], "rollout72",
+                                     ("backgammon_v2_search_targets_rollout72.json", "rollout72"),
+                                     pubeval=("backgammon_search_targets_rollout72_g6_s9.json", "rollout72")))
             # Session 8: 2 generations of 2-ply labels from rollout72, then 512-unit nets
             # fitted from scratch on its 1-ply labels (experiments/distill.py: labelling 13 min,
             # fits 5 min; with the decisions' rivals another 5.5 + 3 min).
@@ -178,47 +185,28 @@ def backgammon_steps() -> list[dict]:
                               "gnubg": ("backgammon_search_targets_2ply_r72_g2_s12.json", "2ply_r72"),
                               "pubeval": None,
                               "bench": ("backgammon_v2_search_targets_session8.json", "2ply_r72")})
-                steps.append({"step": "+ 512-unit nets fitted from scratch on 1.5 M of its 1-ply labels (distill)",
-                              "hours": h2 + 0.30,
-                              "gnubg": ("backgammon_search_targets_distill_s10.json", "distill/"),
-                              "gnubg_pool": ["backgammon_search_targets_distill_s10.json",
-                                             "backgammon_search_targets_distill_s11.json"],
-                              "pubeval": None,
-                              "bench": ("backgammon_v2_search_targets_session8.json", "distill/")})
-                steps.append({"step": "+ the close rivals of 300,000 decisions in the data (distill_candidates)",
-                              "hours": h2 + 0.45,
-                              "gnubg": ("backgammon_search_targets_distill_candidates_s13.json", "distill_candidates"),
-                              "gnubg_pool": ["backgammon_search_targets_distill_candidates_s13.json",
-                                             "backgammon_search_targets_distill_candidates_s14.json"],
-                              "pubeval": None,
-                              "bench": ("backgammon_v2_search_targets_session8.json", "distill_candidates")})
-                # Session 9: distillation iterated, the student of the round before as teacher
-                # (labels 17 min, candidates and fits 6 min).
-                steps.append({"step": "+ a second round: distill_candidates as the teacher (distill_iter2)",
-                              "hours": h2 + 0.45 + 0.38,
-                              "gnubg": ("backgammon_search_targets_distill_iter2_s15.json", "iter2"),
-                              "gnubg_pool": ["backgammon_search_targets_distill_iter2_s15.json",
-                                             "backgammon_search_targets_distill_iter2_s16.json"],
-                              "pubeval": None,
-                              "bench": ("backgammon_v2_search_targets_session9.json", "distill_iter2")})
-                # Its 1-ply labels of 1.2 M afterstates and the rivals of 400,000 decisions (25
-                # min), fitted with three learning-rate halvings (11 min).
-                steps.append({"step": "+ a third round: 2.15 M rows, fits with 3 learning-rate halvings (distill_iter3)",
-                              "hours": h2 + 0.45 + 0.38 + 0.62,
-                              "gnubg": ("backgammon_search_targets_distill_iter3_s19.json", "iter3h"),
-                              "gnubg_pool": ["backgammon_search_targets_distill_iter3_s19.json",
-                                             "backgammon_search_targets_distill_iter3_s20.json"],
-                              "pubeval": ("backgammon_search_targets_distill_iter3_pubeval_s23.json", "distill_iter3"),
-                              "bench": ("backgammon_v2_search_targets_session9.json", "distill_iter3/")})
-                # The race net fine-tuned on 2-ply labels (20 min), then a fourth round on its
-                # 1-ply labels of 2.45 M rows (30 min labels, 18 min fits).
-                steps.append({"step": "+ race net on 2-ply labels, a fourth round of 2.45 M rows (distill_iter4)",
-                              "hours": h2 + 0.45 + 0.38 + 0.62 + 1.1,
-                              "gnubg": ("backgammon_search_targets_distill_iter4_s21.json", "iter4"),
-                              "gnubg_pool": ["backgammon_search_targets_distill_iter4_s21.json",
-                                             "backgammon_search_targets_distill_iter4_s22.json"],
-                              "pubeval": None,
-                              "bench": ("backgammon_v2_search_targets_session9.json", "distill_iter4/")})
+                s8, s9 = "backgammon_v2_search_targets_session8.json", "backgammon_v2_search_targets_session9.json"
+                # (step, hours after 2ply_r72, result-file stem, seeds, agent key, bench, pubeval).
+                # Session 9 iterated the distillation, the student of the round before as teacher:
+                # round 2 labels 17 min + candidates and fits 6; round 3 labels 25 min + fits with
+                # three learning-rate halvings 11; round 4 the race net on 2-ply labels (20 min),
+                # then 30 min labels + 18 min fits.
+                distilled = (
+                    ("+ 512-unit nets fitted from scratch on 1.5 M of its 1-ply labels (distill)",
+                     0.30, "distill", (10, 11), "distill/", (s8, "distill/"), None),
+                    ("+ the close rivals of 300,000 decisions in the data (distill_candidates)",
+                     0.45, "distill_candidates", (13, 14), "distill_candidates", (s8, "distill_candidates"), None),
+                    ("+ a second round: distill_candidates as the teacher (distill_iter2)",
+                     0.45 + 0.38, "distill_iter2", (15, 16), "iter2", (s9, "distill_iter2"), None),
+                    ("+ a third round: 2.15 M rows, fits with 3 learning-rate halvings (distill_iter3)",
+                     0.45 + 0.38 + 0.62, "distill_iter3", (19, 20), "iter3h", (s9, "distill_iter3/"),
+                     ("backgammon_search_targets_distill_iter3_pubeval_s23.json", "distill_iter3")),
+                    ("+ race net on 2-ply labels, a fourth round of 2.45 M rows (distill_iter4)",
+                     0.45 + 0.38 + 0.62 + 1.1, "distill_iter4", (21, 22), "iter4", (s9, "distill_iter4/"), None),
+                )
+                for step, hours, stem, seeds, agent, bench_row, pubeval in distilled:
+                    files = [f"backgammon_search_targets_{stem}_s{seed}.json" for seed in seeds]
+                    steps.append(pooled_step(step, h2 + hours, files, agent, bench_row, pubeval))
     for s in steps:
         s["vs_gnubg"] = pairing(s["gnubg"][0], s["gnubg"][1], "gnubg:0ply") if s["gnubg"] else None
         if s.get("gnubg_pool"):
