@@ -33,11 +33,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments.fit_aggregate import refit_nets, save_fitted          # noqa: E402
 from nardy_ai.backends import make_backend                            # noqa: E402
+from nardy_ai.classes import class_names                              # noqa: E402
 from nardy_ai.files import write_atomic                               # noqa: E402
 from nardy_ai.model import n_outputs                                  # noqa: E402
 from nardy_ai.netset import as_netset, load_evaluator                 # noqa: E402
-from training.search_targets import (_distinct, decision_candidates, label_chunk,  # noqa: E402
-                                     label_tasks, read_npz)
+from training.search_targets import (_distinct, class_quotas, decision_candidates,  # noqa: E402
+                                     label_chunk, label_tasks, read_npz, sample_afterstates,
+                                     write_npz)
 
 
 def pooled_boards(runs: list[str], limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -57,6 +59,56 @@ def pooled_boards(runs: list[str], limit: int, seed: int) -> tuple[np.ndarray, n
     if limit and len(b) > limit:
         rows = np.sort(np.random.default_rng(seed).permutation(len(b))[:limit])
         b, c = b[rows], c[rows]
+    return b, c
+
+
+_TEACHER = None          # the evaluator the forked sampling processes inherit
+
+
+def _sample_part(args):
+    """One process's share of :func:`sampled_boards` (forked: the teacher is inherited)."""
+    quotas, seed, epsilon, keep = args
+    torch.set_num_threads(1)
+    s = sample_afterstates(_TEACHER, quotas, seed, 512, epsilon, 0.0, keep)
+    return s.boards, s.classes, s.games
+
+
+def sampled_boards(ev, data: bytes, n: int, shares: dict[str, float], seed: int, epsilon: float,
+                   keep: float, cache: str, jobs: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` fresh distinct afterstates of the teacher's own self-play (0 ply, ``epsilon``-greedy,
+    each played afterstate kept with probability ``keep``), split by class as ``shares``, drawn
+    on ``jobs`` forked processes with seeds ``seed + j``; cached as an ``.npz`` under ``cache``
+    keyed by the teacher's bytes and these settings (a rerun reuses them)."""
+    names = class_names(ev.variant)
+    key = hashlib.sha256(hashlib.sha256(data).digest()
+                         + repr((n, sorted(shares.items()), seed, epsilon, keep, jobs)).encode()).hexdigest()[:16]
+    path = os.path.join(cache, f"sample_{key}.npz")
+    if os.path.exists(path):
+        z = read_npz(path)
+        print(f"{len(z['boards']):,} sampled afterstates from {path}", flush=True)
+        return z["boards"], z["classes"]
+    parts = []
+    for j in range(jobs):
+        share = class_quotas(n // jobs + (j < n % jobs), shares, names)
+        parts.append((share, seed + j, epsilon, keep))
+    global _TEACHER
+    _TEACHER = ev
+    t0 = time.time()
+    if jobs > 1:
+        import multiprocessing as mp
+        with mp.get_context("fork").Pool(jobs) as pool:
+            got = pool.map(_sample_part, parts)
+    else:
+        got = [_sample_part(parts[0])]
+    b = np.concatenate([g[0] for g in got])
+    c = np.concatenate([g[1] for g in got])
+    keep_rows = _distinct(b)                       # the processes' games may meet the same boards
+    b, c = b[keep_rows], c[keep_rows]
+    print(f"sampled {len(b):,} distinct afterstates in {sum(g[2] for g in got):,} games "
+          f"({time.time() - t0:.0f} s): " + ", ".join(f"{k} {int(np.sum(c == names.index(k))):,}"
+                                                     for k in shares), flush=True)
+    os.makedirs(cache, exist_ok=True)
+    write_npz(path, boards=b, classes=c)
     return b, c
 
 
@@ -94,11 +146,47 @@ def teacher_labels(boards, classes, ev, data: bytes, plies: int, cache: str, job
     return out
 
 
+class FitLog:
+    """The fits' epochs, appended to ``FOLDER/metrics.jsonl`` (one JSON object a line: net,
+    epoch, train_loss, val_loss, val_excess, seconds) and to TensorBoard under ``FOLDER/tb``
+    (``fit/<net>/<figure>`` by epoch; without tensorboard installed, JSONL only)."""
+
+    def __init__(self, folder: str):
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.join(folder, "metrics.jsonl")
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+            self.tb = SummaryWriter(os.path.join(folder, "tb"))
+        except ImportError:
+            self.tb = None
+
+    def __call__(self, net: str, epoch: int, figures: dict) -> None:
+        import json
+        with open(self.path, "a") as f:
+            f.write(json.dumps({"net": net, "epoch": epoch, **figures}) + "\n")
+        if self.tb is not None:
+            for k, v in figures.items():
+                self.tb.add_scalar(f"fit/{net}/{k}", v, epoch)
+
+    def __enter__(self) -> "FitLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.tb is not None:
+            self.tb.close()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--teacher", required=True)
     ap.add_argument("--variant", default="backgammon")
-    ap.add_argument("--runs", nargs="+", required=True)
+    ap.add_argument("--runs", nargs="+", default=[], help="search-target runs whose label chunks are pooled")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="> 0: also this many fresh afterstates of the teacher's own self-play")
+    ap.add_argument("--shares", default="contact=0.5,crashed=0.2,race=0.3",
+                    help="--sample's split by class")
+    ap.add_argument("--epsilon", type=float, default=0.05, help="--sample's exploration")
+    ap.add_argument("--keep", type=float, default=0.5, help="--sample: each played afterstate kept with this chance")
     ap.add_argument("--cache", required=True)
     ap.add_argument("--plies", type=int, default=1)
     ap.add_argument("--limit", type=int, default=0, help="at most this many afterstates (0: all)")
@@ -111,6 +199,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warm", action="store_true",
                     help="fine-tune the teacher's nets (lr 2e-4) where --hidden and --activation are theirs")
     ap.add_argument("--nets", default="contact,crashed")
+    ap.add_argument("--warm-nets", default="",
+                    help="fine-tune these of --nets (their own size, lr 2e-4), the others new with --hidden")
     ap.add_argument("--learning-rate", type=float, default=None, help="default 1e-3 (new nets)")
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--max-epochs", type=int, default=60)
@@ -123,15 +213,25 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
-    boards, classes = pooled_boards(a.runs, a.limit, a.seed)
+    if not a.runs and a.sample <= 0:
+        ap.error("give --runs, --sample or both")
     teacher = load_evaluator(a.teacher, a.variant)
     with open(a.teacher, "rb") as f:
         data = f.read()
+    parts = [pooled_boards(a.runs, a.limit, a.seed)] if a.runs else []
+    if a.sample > 0:
+        shares = {k: float(v) for k, v in (kv.split("=") for kv in a.shares.split(","))}
+        parts.append(sampled_boards(teacher, data, a.sample, shares, a.seed, a.epsilon, a.keep, a.cache, a.jobs))
+    boards, classes = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    first = _distinct(boards)
+    boards, classes = boards[first], classes[first]
+    fitted_ids = [class_names(teacher.variant).index(c) for c in a.nets.split(",")]
+    mine = np.isin(classes, fitted_ids)                   # the other classes' labels would go unused
+    boards, classes = boards[mine], classes[mine]
     labels = teacher_labels(boards, classes, teacher, data, a.plies, a.cache, a.jobs)
     if a.candidates > 1:
         # The close rivals of decisions (training.search_targets.decision_candidates) of a
         # seeded share of the pooled afterstates join them: the plays a net must rank.
-        from nardy_ai.classes import class_names
         names = class_names(teacher.variant)
         pick = np.sort(np.random.default_rng(a.seed + 1).permutation(len(boards))[:a.decisions])
         quotas = {c: len(boards) * a.candidates for c in a.nets.split(",")}
@@ -148,9 +248,17 @@ def main(argv=None) -> int:
         labels = np.concatenate([labels, clab])
     torch.set_num_threads(a.threads)
     ev = as_netset(teacher)
+    nets = a.nets.split(",")
+    warm_nets = [n for n in a.warm_nets.split(",") if n]
+    with FitLog(os.path.dirname(os.path.abspath(a.out))) as log:
+        fitted = refit_nets(ev, boards, classes, labels, [n for n in nets if n not in warm_nets], a,
+                            scratch=not a.warm, log=log)
+        if warm_nets:
+            fitted.update(refit_nets(ev, boards, classes, labels, warm_nets,
+                                     argparse.Namespace(**{**vars(a), "hidden": None, "activation": None}),
+                                     scratch=False, log=log))
     report = {"variant": a.variant, "teacher": a.teacher, "plies": a.plies, "runs": a.runs,
-              "rows": int(len(boards)),
-              "nets": refit_nets(ev, boards, classes, labels, a.nets.split(","), a, scratch=not a.warm)}
+              "sample": a.sample, "rows": int(len(boards)), "args": vars(a), "nets": fitted}
     save_fitted(a.out, ev, 0, report)
     return 0
 

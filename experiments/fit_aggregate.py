@@ -49,13 +49,14 @@ def pooled_labels(run: str, first: int, last: int):
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
 
-def refit_nets(ev, boards, classes, labels, wanted, a, scratch: bool) -> dict:
+def refit_nets(ev, boards, classes, labels, wanted, a, scratch: bool, log=None) -> dict:
     """Fit the neural members of net set ``ev`` named in ``wanted`` on their rows of
     ``boards``/``labels`` (in place), with the options ``a`` (``hidden``, ``activation``,
     ``learning_rate``, ``batch_size``, ``max_epochs``, ``patience``, ``lr_halvings``,
     ``validation``, ``seed``):
     warm-started when ``hidden`` and ``activation`` are the member's and not ``scratch``,
-    otherwise a new net (lr 2e-4 warm, 1e-3 new unless given).  Returns the fit figures by net."""
+    otherwise a new net (lr 2e-4 warm, 1e-3 new unless given).  ``log(label, epoch, figures)``,
+    when given, is called after every epoch (TensorBoard / JSONL).  Returns the fit figures by net."""
     out = {}
     for label, member, rows in list(ev.route(boards, classes)):
         if label not in wanted or not isinstance(member, NeuralEvaluator):
@@ -77,6 +78,9 @@ def refit_nets(ev, boards, classes, labels, wanted, a, scratch: bool) -> dict:
         def on_epoch(epoch, train_loss, val_loss, excess, label=label, t0=t0):
             print(f"{label} epoch {epoch}: train {train_loss:.5f} val {val_loss:.5f} excess {excess:.6f} "
                   f"({time.time() - t0:.0f} s)", flush=True)
+            if log is not None:
+                log(label, epoch, {"train_loss": train_loss, "val_loss": val_loss, "val_excess": excess,
+                                   "seconds": time.time() - t0})
 
         res = fit_net(member, x, labels[rows], fit, a.seed, on_epoch)
         res.update(hidden=list(hidden), activation=activation, warm=warm, learning_rate=lr,

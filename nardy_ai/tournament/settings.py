@@ -108,10 +108,13 @@ def even_games(n: int) -> int:
 
 
 #: The net a variant without nets of its own plays with: its parent's best (same board and
-#: checker rules family; issue #15).  ``td:`` accepts a net of another variant of the same
-#: family (:func:`nardy_ai.agents.neural.td_factory`).
-PARENT_NETS = {"short_caucasian": "checkpoints/backgammon/search_targets_rollout/current.pt",
-               "short_trictrac": "checkpoints/backgammon/search_targets_rollout/current.pt",
+#: checker rules family; issue #15), and the parent net an own net is measured against.
+#: ``td:`` accepts a net of another variant of the same family
+#: (:func:`nardy_ai.agents.neural.td_factory`).  Backgammon's best is the third distillation
+#: round (level with gnubg 0-ply); it also plays BG-HH and BG-TT better than the rollout net
+#: the variants' first own nets were measured against (by +0.02 to +0.05 ppg).
+PARENT_NETS = {"short_caucasian": "checkpoints/backgammon/search_targets_distill_iter3/current.pt",
+               "short_trictrac": "checkpoints/backgammon/search_targets_distill_iter3/current.pt",
                "long_dave": "checkpoints/long/search_targets/current.pt"}
 
 

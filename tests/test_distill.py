@@ -1,0 +1,80 @@
+"""experiments/distill.py (issues #11, #15): a student fitted on its teacher's search labels of
+fresh self-play afterstates (``--sample``), with some nets fine-tuned (``--warm-nets``)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from experiments import distill
+from nardy_ai.classes import class_names, position_classes
+from nardy_ai.model import NeuralEvaluator, save_checkpoint
+from nardy_ai.netset import NetSet, as_netset, load_evaluator
+
+VARIANT = "short_trictrac"
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory) -> str:
+    """A tiny short_trictrac net set (16-unit class nets, the bear-off database) as a checkpoint."""
+    net = {"encoder": "expert", "hidden": (16,)}
+    ev = NetSet.create(VARIANT, {"contact": net, "crashed": net, "race": net, "bearoff": "database"},
+                       seed=0, device="cpu")
+    path = str(tmp_path_factory.mktemp("teacher") / "teacher.pt")
+    save_checkpoint(path, {"kind": "search_targets", "evaluator": ev.state(), "generation": 0})
+    return path
+
+
+def test_sampled_boards_are_distinct_split_by_class_and_cached(teacher, tmp_path):
+    ev = load_evaluator(teacher, VARIANT)
+    data = open(teacher, "rb").read()
+    shares = {"contact": 0.5, "crashed": 0.2, "race": 0.3}
+    b, c = distill.sampled_boards(ev, data, 600, shares, 3, 0.05, 0.5, str(tmp_path), 1)
+    names = class_names(ev.variant)
+    assert b.shape[1] == 28 and len(b) == len(c)
+    assert len(np.unique(b, axis=0)) == len(b)                     # distinct afterstates
+    assert np.array_equal(position_classes(b, ev.variant), c)      # each tagged with its own class
+    counts = {k: int(np.sum(c == names.index(k))) for k in shares}
+    assert counts == {"contact": 300, "crashed": 120, "race": 180}
+    cached = [f for f in os.listdir(tmp_path) if f.startswith("sample_")]
+    assert len(cached) == 1
+    b2, c2 = distill.sampled_boards(ev, data, 600, shares, 3, 0.05, 0.5, str(tmp_path), 1)
+    assert np.array_equal(b, b2) and np.array_equal(c, c2)         # read back, not drawn again
+    b3, _ = distill.sampled_boards(ev, data, 600, shares, 4, 0.05, 0.5, str(tmp_path), 1)
+    assert not np.array_equal(b, b3)                                # another seed, other games
+
+
+def test_distill_from_fresh_samples_fits_new_and_warm_nets(teacher, tmp_path):
+    out = str(tmp_path / "student.pt")
+    rc = distill.main(["--variant", VARIANT, "--teacher", teacher, "--sample", "400", "--seed", "5",
+                       "--cache", str(tmp_path / "cache"), "--hidden", "8", "--nets", "contact,race",
+                       "--warm-nets", "race", "--max-epochs", "2", "--jobs", "1", "--threads", "1",
+                       "--out", out])
+    assert rc == 0
+    student = as_netset(load_evaluator(out, VARIANT))
+    old = as_netset(load_evaluator(teacher, VARIANT))
+    assert tuple(student.members["contact"].hidden) == (8,)        # new, of --hidden
+    assert tuple(student.members["race"].hidden) == (16,)          # fine-tuned at its own size
+    assert tuple(student.members["crashed"].hidden) == (16,)       # not named: the teacher's
+    crashed_same = all(torch.equal(p, q) for p, q in zip(student.members["crashed"].net.parameters(),
+                                                         old.members["crashed"].net.parameters()))
+    assert crashed_same
+    assert isinstance(student.members["race"], NeuralEvaluator)
+    report = json.load(open(out + ".json"))
+    assert report["rows"] == 200 + 120           # contact and race rows only: crashed ones go unlabelled
+    assert report["sample"] == 400 and report["args"]["warm_nets"] == "race" and set(report["nets"]) == {"contact", "race"}
+    assert report["nets"]["race"]["warm"] and not report["nets"]["contact"]["warm"]
+    lines = [json.loads(x) for x in open(tmp_path / "metrics.jsonl")]      # every epoch of each fit
+    assert [(x["net"], x["epoch"]) for x in lines] == [("contact", 1), ("contact", 2), ("race", 1), ("race", 2)]
+    assert all(x["val_loss"] > 0 for x in lines)
+    assert os.listdir(tmp_path / "tb")                                       # TensorBoard events
+
+
+def test_distill_needs_runs_or_a_sample(teacher, tmp_path):
+    with pytest.raises(SystemExit):
+        distill.main(["--variant", VARIANT, "--teacher", teacher, "--cache", str(tmp_path),
+                      "--out", str(tmp_path / "x.pt")])
