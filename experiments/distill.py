@@ -22,6 +22,7 @@ import argparse
 import glob
 import hashlib
 import io
+import json
 import os
 import sys
 import time
@@ -149,31 +150,25 @@ def teacher_labels(boards, classes, ev, data: bytes, plies: int, cache: str, job
 class FitLog:
     """The fits' epochs, appended to ``FOLDER/metrics.jsonl`` (one JSON object a line: net,
     epoch, train_loss, val_loss, val_excess, seconds) and to TensorBoard under ``FOLDER/tb``
-    (``fit/<net>/<figure>`` by epoch; without tensorboard installed, JSONL only)."""
+    (``fit/<net>/<figure>`` by epoch)."""
 
     def __init__(self, folder: str):
+        from torch.utils.tensorboard import SummaryWriter     # a core dependency, as for training runs
         os.makedirs(folder, exist_ok=True)
         self.path = os.path.join(folder, "metrics.jsonl")
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-            self.tb = SummaryWriter(os.path.join(folder, "tb"))
-        except ImportError:
-            self.tb = None
+        self.tb = SummaryWriter(os.path.join(folder, "tb"))
 
     def __call__(self, net: str, epoch: int, figures: dict) -> None:
-        import json
-        with open(self.path, "a") as f:
+        with open(self.path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"net": net, "epoch": epoch, **figures}) + "\n")
-        if self.tb is not None:
-            for k, v in figures.items():
-                self.tb.add_scalar(f"fit/{net}/{k}", v, epoch)
+        for k, v in figures.items():
+            self.tb.add_scalar(f"fit/{net}/{k}", v, epoch)
 
     def __enter__(self) -> "FitLog":
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.tb is not None:
-            self.tb.close()
+        self.tb.close()
 
 
 def main(argv=None) -> int:
@@ -225,16 +220,16 @@ def main(argv=None) -> int:
     boards, classes = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     first = _distinct(boards)
     boards, classes = boards[first], classes[first]
-    fitted_ids = [class_names(teacher.variant).index(c) for c in a.nets.split(",")]
-    mine = np.isin(classes, fitted_ids)                   # the other classes' labels would go unused
+    names = class_names(teacher.variant)
+    nets = a.nets.split(",")
+    mine = np.isin(classes, [names.index(c) for c in nets])     # the other classes' labels go unused
     boards, classes = boards[mine], classes[mine]
     labels = teacher_labels(boards, classes, teacher, data, a.plies, a.cache, a.jobs)
     if a.candidates > 1:
         # The close rivals of decisions (training.search_targets.decision_candidates) of a
         # seeded share of the pooled afterstates join them: the plays a net must rank.
-        names = class_names(teacher.variant)
         pick = np.sort(np.random.default_rng(a.seed + 1).permutation(len(boards))[:a.decisions])
-        quotas = {c: len(boards) * a.candidates for c in a.nets.split(",")}
+        quotas = {c: len(boards) * a.candidates for c in nets}
         cand, ccls, used = decision_candidates(teacher, boards[pick], quotas, a.candidates, a.threshold,
                                                a.seed + 2)
         both = np.concatenate([boards, cand])
@@ -248,7 +243,6 @@ def main(argv=None) -> int:
         labels = np.concatenate([labels, clab])
     torch.set_num_threads(a.threads)
     ev = as_netset(teacher)
-    nets = a.nets.split(",")
     warm_nets = [n for n in a.warm_nets.split(",") if n]
     with FitLog(os.path.dirname(os.path.abspath(a.out))) as log:
         fitted = refit_nets(ev, boards, classes, labels, [n for n in nets if n not in warm_nets], a,
