@@ -7,7 +7,8 @@ of search-target runs (``--runs``: every ``generations/NNN/samples.npz`` or labe
 labels them with the teacher's n-ply expectimax (``--plies``, 1 by default: noise-free and
 cheap) on ``--jobs`` processes, caching the labels chunk by chunk under ``--cache`` (a killed
 run resumes there), and fits the teacher's class nets named by ``--nets`` again, from scratch,
-with ``--hidden`` layers (or fine-tunes them, ``--warm``).  The other members (by default the
+with ``--hidden`` layers (or fine-tunes them at their own size: ``--warm`` for all of
+``--nets``, ``--warm-nets`` for some).  The other members (by default the
 race net and the bear-off database) stay the teacher's.  The result is a checkpoint for
 ``td:PATH`` agents (and ``[model] init_from`` of a run); the fits' losses go to ``PATH.json``.
 
@@ -171,6 +172,20 @@ class FitLog:
         self.tb.close()
 
 
+def _shares(text: str) -> dict[str, float]:
+    """``--shares``'s "class=fraction,..." as a dict; a malformed entry is a usage error."""
+    out = {}
+    for kv in text.split(","):
+        k, sep, v = kv.partition("=")
+        try:
+            out[k.strip()] = float(v)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise SystemExit(f"distill.py: error: --shares: {kv!r} is not class=fraction")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--teacher", required=True)
@@ -192,7 +207,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hidden", default="512")
     ap.add_argument("--activation", default=None)
     ap.add_argument("--warm", action="store_true",
-                    help="fine-tune the teacher's nets (lr 2e-4) where --hidden and --activation are theirs")
+                    help="fine-tune all of --nets at their own size (lr 2e-4); --hidden is then unused")
     ap.add_argument("--nets", default="contact,crashed")
     ap.add_argument("--warm-nets", default="",
                     help="fine-tune these of --nets (their own size, lr 2e-4), the others new with --hidden")
@@ -211,17 +226,25 @@ def main(argv=None) -> int:
     if not a.runs and a.sample <= 0:
         ap.error("give --runs, --sample or both")
     teacher = load_evaluator(a.teacher, a.variant)
+    names = class_names(teacher.variant)
+    nets = a.nets.split(",")
+    warm_nets = nets if a.warm else [n for n in a.warm_nets.split(",") if n]
+    shares = _shares(a.shares)
+    for flag, keys in (("--nets", nets), ("--warm-nets", warm_nets), ("--shares", list(shares))):
+        unknown = [k for k in keys if k not in names]
+        if unknown:
+            ap.error(f"{flag}: unknown position class {', '.join(unknown)} "
+                     f"(the classes of {teacher.variant}: {', '.join(names)})")
+    if not set(warm_nets) <= set(nets):
+        ap.error("--warm-nets: every net named must also be in --nets")
     with open(a.teacher, "rb") as f:
         data = f.read()
     parts = [pooled_boards(a.runs, a.limit, a.seed)] if a.runs else []
     if a.sample > 0:
-        shares = {k: float(v) for k, v in (kv.split("=") for kv in a.shares.split(","))}
         parts.append(sampled_boards(teacher, data, a.sample, shares, a.seed, a.epsilon, a.keep, a.cache, a.jobs))
     boards, classes = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     first = _distinct(boards)
     boards, classes = boards[first], classes[first]
-    names = class_names(teacher.variant)
-    nets = a.nets.split(",")
     mine = np.isin(classes, [names.index(c) for c in nets])     # the other classes' labels go unused
     boards, classes = boards[mine], classes[mine]
     labels = teacher_labels(boards, classes, teacher, data, a.plies, a.cache, a.jobs)
@@ -243,10 +266,9 @@ def main(argv=None) -> int:
         labels = np.concatenate([labels, clab])
     torch.set_num_threads(a.threads)
     ev = as_netset(teacher)
-    warm_nets = [n for n in a.warm_nets.split(",") if n]
     with FitLog(os.path.dirname(os.path.abspath(a.out))) as log:
         fitted = refit_nets(ev, boards, classes, labels, [n for n in nets if n not in warm_nets], a,
-                            scratch=not a.warm, log=log)
+                            scratch=True, log=log)
         if warm_nets:
             fitted.update(refit_nets(ev, boards, classes, labels, warm_nets,
                                      argparse.Namespace(**{**vars(a), "hidden": None, "activation": None}),

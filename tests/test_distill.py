@@ -78,3 +78,29 @@ def test_distill_needs_runs_or_a_sample(teacher, tmp_path):
     with pytest.raises(SystemExit):
         distill.main(["--variant", VARIANT, "--teacher", teacher, "--cache", str(tmp_path),
                       "--out", str(tmp_path / "x.pt")])
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--nets", "contact,midgame"], "--nets: unknown position class midgame"),
+    (["--nets", "contact", "--warm-nets", "race"], "--warm-nets: every net named must also be in --nets"),
+    (["--shares", "contact=0.5,holding=0.5"], "--shares: unknown position class holding"),
+    (["--shares", "contact=half"], "--shares: 'contact=half' is not class=fraction"),
+])
+def test_distill_names_a_bad_class_or_share(teacher, tmp_path, capsys, flags, words):
+    with pytest.raises(SystemExit) as e:
+        distill.main(["--variant", VARIANT, "--teacher", teacher, "--sample", "100", "--cache", str(tmp_path),
+                      "--out", str(tmp_path / "x.pt"), *flags])
+    assert e.value.code != 0
+    assert words in capsys.readouterr().err + str(e.value.code)
+    assert not os.path.exists(tmp_path / "x.pt")
+
+
+def test_warm_fine_tunes_every_named_net_at_its_own_size(teacher, tmp_path):
+    out = str(tmp_path / "student.pt")
+    assert distill.main(["--variant", VARIANT, "--teacher", teacher, "--sample", "300", "--seed", "6",
+                         "--cache", str(tmp_path / "cache"), "--nets", "contact,race", "--warm",
+                         "--max-epochs", "1", "--jobs", "1", "--threads", "1", "--out", out]) == 0
+    student = as_netset(load_evaluator(out, VARIANT))
+    assert tuple(student.members["contact"].hidden) == (16,)       # not the default --hidden 512
+    report = json.load(open(out + ".json"))
+    assert report["nets"]["contact"]["warm"] and report["nets"]["race"]["warm"]
