@@ -189,6 +189,9 @@ def _shares(text: str) -> dict[str, float]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--teacher", required=True)
+    ap.add_argument("--co-teachers", nargs="+", default=[],
+                    help="checkpoints whose labels of the same afterstates are averaged with the "
+                         "teacher's (an ensemble teacher; the sample, rivals and warm nets are the teacher's)")
     ap.add_argument("--variant", default="backgammon")
     ap.add_argument("--runs", nargs="+", default=[], help="search-target runs whose label chunks are pooled")
     ap.add_argument("--sample", type=int, default=0,
@@ -247,7 +250,19 @@ def main(argv=None) -> int:
     boards, classes = boards[first], classes[first]
     mine = np.isin(classes, [names.index(c) for c in nets])     # the other classes' labels go unused
     boards, classes = boards[mine], classes[mine]
-    labels = teacher_labels(boards, classes, teacher, data, a.plies, a.cache, a.jobs)
+    co = []
+    for path in a.co_teachers:
+        with open(path, "rb") as f:
+            co.append((load_evaluator(path, a.variant), f.read()))
+
+    def ensemble_labels(rows, row_classes):
+        """The teacher's labels of ``rows``, averaged with the co-teachers' (probabilities)."""
+        out = teacher_labels(rows, row_classes, teacher, data, a.plies, a.cache, a.jobs)
+        for ev_j, data_j in co:
+            out += teacher_labels(rows, row_classes, ev_j, data_j, a.plies, a.cache, a.jobs)
+        return out / (1 + len(co))
+
+    labels = ensemble_labels(boards, classes)
     if a.candidates > 1:
         # The close rivals of decisions (training.search_targets.decision_candidates) of a
         # seeded share of the pooled afterstates join them: the plays a net must rank.
@@ -261,7 +276,7 @@ def main(argv=None) -> int:
         cand, ccls = cand[new], ccls[new]
         print(f"{len(cand):,} new candidates of {used:,} decisions: "
               + ", ".join(f"{c} {int(np.sum(ccls == names.index(c))):,}" for c in quotas), flush=True)
-        clab = teacher_labels(cand, ccls, teacher, data, a.plies, a.cache, a.jobs)
+        clab = ensemble_labels(cand, ccls)
         boards, classes = np.concatenate([boards, cand]), np.concatenate([classes, ccls])
         labels = np.concatenate([labels, clab])
     torch.set_num_threads(a.threads)

@@ -104,3 +104,26 @@ def test_warm_fine_tunes_every_named_net_at_its_own_size(teacher, tmp_path):
     assert tuple(student.members["contact"].hidden) == (16,)       # not the default --hidden 512
     report = json.load(open(out + ".json"))
     assert report["nets"]["contact"]["warm"] and report["nets"]["race"]["warm"]
+
+
+def test_co_teachers_labels_are_the_mean_of_the_teachers(teacher, tmp_path, monkeypatch):
+    other = NetSet.create(VARIANT, {c: {"encoder": "expert", "hidden": (16,)} for c in ("contact", "crashed", "race")}
+                          | {"bearoff": "database"}, seed=1, device="cpu")
+    co = str(tmp_path / "co.pt")
+    save_checkpoint(co, {"kind": "search_targets", "evaluator": other.state(), "generation": 0})
+    seen = {}
+
+    def capture(ev, boards, classes, labels, wanted, a, scratch, log=None):
+        seen.update(boards=boards.copy(), classes=classes.copy(), labels=labels.copy())
+        return {}
+    monkeypatch.setattr(distill, "refit_nets", capture)
+    cache = str(tmp_path / "cache")
+    assert distill.main(["--variant", VARIANT, "--teacher", teacher, "--co-teachers", co, "--sample", "200",
+                         "--seed", "8", "--cache", cache, "--nets", "race", "--jobs", "1", "--threads", "1",
+                         "--out", str(tmp_path / "s.pt")]) == 0
+    b, c = seen["boards"], seen["classes"]
+    assert len(b) > 0 and np.all(c == class_names(VARIANT).index("race"))
+    mine = distill.teacher_labels(b, c, load_evaluator(teacher, VARIANT), open(teacher, "rb").read(), 1, cache, 1)
+    theirs = distill.teacher_labels(b, c, load_evaluator(co, VARIANT), open(co, "rb").read(), 1, cache, 1)
+    assert not np.allclose(mine, theirs)                        # two different teachers ...
+    np.testing.assert_allclose(seen["labels"], (mine + theirs) / 2, rtol=1e-6)   # ... averaged
