@@ -9,7 +9,8 @@ cheap) on ``--jobs`` processes, caching the labels chunk by chunk under ``--cach
 run resumes there), and fits the teacher's class nets named by ``--nets`` again, from scratch,
 with ``--hidden`` layers (or fine-tunes them at their own size: ``--warm`` for all of
 ``--nets``, ``--warm-nets`` for some).  The other members (by default the
-race net and the bear-off database) stay the teacher's.  The result is a checkpoint for
+race net and the bear-off database) stay the teacher's.  ``--co-teachers`` label the same
+afterstates too, and the student fits the mean of all the teachers' labels (an ensemble).  The result is a checkpoint for
 ``td:PATH`` agents (and ``[model] init_from`` of a run); the fits' losses go to ``PATH.json``.
 
     python experiments/distill.py --teacher checkpoints/backgammon/search_targets_2ply_r72/current.pt \
