@@ -40,9 +40,9 @@ from nardy_ai.classes import class_names                              # noqa: E4
 from nardy_ai.files import write_atomic                               # noqa: E402
 from nardy_ai.model import n_outputs                                  # noqa: E402
 from nardy_ai.netset import as_netset, load_evaluator                 # noqa: E402
-from training.search_targets import (_distinct, class_quotas, decision_candidates,  # noqa: E402
-                                     label_chunk, label_tasks, read_npz, sample_afterstates,
-                                     write_npz)
+from training.search_targets import (_distinct, _one_torch_thread, class_quotas,  # noqa: E402
+                                     decision_candidates, evaluator_from_bytes, label_chunk,
+                                     label_tasks, read_npz, sample_afterstates, write_npz)
 
 
 def pooled_boards(runs: list[str], limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -65,14 +65,12 @@ def pooled_boards(runs: list[str], limit: int, seed: int) -> tuple[np.ndarray, n
     return b, c
 
 
-_TEACHER = None          # the evaluator the forked sampling processes inherit
-
-
-def _sample_part(args):
-    """One process's share of :func:`sampled_boards` (forked: the teacher is inherited)."""
-    quotas, seed, epsilon, keep = args
-    torch.set_num_threads(1)
-    s = sample_afterstates(_TEACHER, quotas, seed, 512, epsilon, 0.0, keep)
+def _sample_part(task) -> tuple[np.ndarray, np.ndarray, int]:
+    """One process's share of :func:`sampled_boards` (a backend task: quotas, seed, epsilon,
+    keep, variant, the teacher's ``(sha, bytes)``): its boards, classes and games played."""
+    quotas, seed, epsilon, keep, variant, checkpoint = task
+    with _one_torch_thread():
+        s = sample_afterstates(evaluator_from_bytes(*checkpoint, variant), quotas, seed, 512, epsilon, 0.0, keep)
     return s.boards, s.classes, s.games
 
 
@@ -80,29 +78,26 @@ def sampled_boards(ev, data: bytes, n: int, shares: dict[str, float], seed: int,
                    keep: float, cache: str, jobs: int) -> tuple[np.ndarray, np.ndarray]:
     """``n`` fresh distinct afterstates of the teacher's own self-play (0 ply, ``epsilon``-greedy,
     each played afterstate kept with probability ``keep``), split by class as ``shares``, drawn
-    on ``jobs`` forked processes with seeds ``seed + j``; cached as an ``.npz`` under ``cache``
+    on ``jobs`` processes with seeds ``seed + j``; cached as an ``.npz`` under ``cache``
     keyed by the teacher's bytes and these settings (a rerun reuses them)."""
     names = class_names(ev.variant)
-    key = hashlib.sha256(hashlib.sha256(data).digest()
+    sha = hashlib.sha256(data)
+    key = hashlib.sha256(sha.digest()
                          + repr((n, sorted(shares.items()), seed, epsilon, keep, jobs)).encode()).hexdigest()[:16]
     path = os.path.join(cache, f"sample_{key}.npz")
     if os.path.exists(path):
         z = read_npz(path)
         print(f"{len(z['boards']):,} sampled afterstates from {path}", flush=True)
         return z["boards"], z["classes"]
-    parts = []
-    for j in range(jobs):
-        share = class_quotas(n // jobs + (j < n % jobs), shares, names)
-        parts.append((share, seed + j, epsilon, keep))
-    global _TEACHER
-    _TEACHER = ev
+    tasks = [(class_quotas(n // jobs + (j < n % jobs), shares, names), seed + j, epsilon, keep, ev.variant,
+              (sha.hexdigest(), data)) for j in range(jobs)]
     t0 = time.time()
-    if jobs > 1:
-        import multiprocessing as mp
-        with mp.get_context("fork").Pool(jobs) as pool:
-            got = pool.map(_sample_part, parts)
-    else:
-        got = [_sample_part(parts[0])]
+    backend = make_backend("local", jobs)
+    try:
+        by_seed = {task[1]: part for task, part in backend.run(_sample_part, tasks)}
+    finally:
+        backend.close()
+    got = [by_seed[seed + j] for j in range(jobs)]           # in seed order, however they finished
     b = np.concatenate([g[0] for g in got])
     c = np.concatenate([g[1] for g in got])
     keep_rows = _distinct(b)                       # the processes' games may meet the same boards
@@ -174,16 +169,16 @@ class FitLog:
 
 
 def _shares(text: str) -> dict[str, float]:
-    """``--shares``'s "class=fraction,..." as a dict; a malformed entry is a usage error."""
+    """``--shares``'s "class=fraction,..." as a dict; ValueError names a malformed entry."""
     out = {}
     for kv in text.split(","):
         k, sep, v = kv.partition("=")
         try:
+            if not sep:
+                raise ValueError
             out[k.strip()] = float(v)
         except ValueError:
-            sep = ""
-        if not sep:
-            raise SystemExit(f"distill.py: error: --shares: {kv!r} is not class=fraction")
+            raise ValueError(f"--shares: {kv!r} is not class=fraction") from None
     return out
 
 
@@ -233,7 +228,10 @@ def main(argv=None) -> int:
     names = class_names(teacher.variant)
     nets = a.nets.split(",")
     warm_nets = nets if a.warm else [n for n in a.warm_nets.split(",") if n]
-    shares = _shares(a.shares)
+    try:
+        shares = _shares(a.shares)
+    except ValueError as e:
+        ap.error(str(e))
     for flag, keys in (("--nets", nets), ("--warm-nets", warm_nets), ("--shares", list(shares))):
         unknown = [k for k in keys if k not in names]
         if unknown:
