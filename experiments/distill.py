@@ -40,6 +40,7 @@ from nardy_ai.classes import class_names                              # noqa: E4
 from nardy_ai.files import write_atomic                               # noqa: E402
 from nardy_ai.model import n_outputs                                  # noqa: E402
 from nardy_ai.netset import as_netset, load_evaluator                 # noqa: E402
+from training.metrics_log import MetricsLog                           # noqa: E402
 from training.search_targets import (_distinct, _one_torch_thread, class_quotas,  # noqa: E402
                                      decision_candidates, evaluator_from_bytes, label_chunk,
                                      label_tasks, read_npz, sample_afterstates, write_npz)
@@ -144,28 +145,13 @@ def teacher_labels(boards, classes, ev, data: bytes, plies: int, cache: str, job
     return out
 
 
-class FitLog:
-    """The fits' epochs, appended to ``FOLDER/metrics.jsonl`` (one JSON object a line: net,
-    epoch, train_loss, val_loss, val_excess, seconds) and to TensorBoard under ``FOLDER/tb``
-    (``fit/<net>/<figure>`` by epoch)."""
-
-    def __init__(self, folder: str):
-        from torch.utils.tensorboard import SummaryWriter     # a core dependency, as for training runs
-        os.makedirs(folder, exist_ok=True)
-        self.path = os.path.join(folder, "metrics.jsonl")
-        self.tb = SummaryWriter(os.path.join(folder, "tb"))
-
-    def __call__(self, net: str, epoch: int, figures: dict) -> None:
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"net": net, "epoch": epoch, **figures}) + "\n")
-        for k, v in figures.items():
-            self.tb.add_scalar(f"fit/{net}/{k}", v, epoch)
-
-    def __enter__(self) -> "FitLog":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.tb.close()
+def fit_logger(metrics: MetricsLog):
+    """``refit_nets``'s ``log(net, epoch, figures)`` onto a run folder's :class:`MetricsLog`:
+    one JSONL line per epoch (net, epoch, train_loss, val_loss, val_excess, seconds) and
+    TensorBoard scalars ``fit/<net>/<figure>`` by epoch."""
+    def log(net: str, epoch: int, figures: dict) -> None:
+        metrics.record(f"fit/{net}", epoch, figures, net=net, epoch=epoch)
+    return log
 
 
 def _shares(text: str) -> dict[str, float]:
@@ -280,7 +266,8 @@ def main(argv=None) -> int:
         labels = np.concatenate([labels, clab])
     torch.set_num_threads(a.threads)
     ev = as_netset(teacher)
-    with FitLog(os.path.dirname(os.path.abspath(a.out))) as log:
+    with MetricsLog(os.path.dirname(os.path.abspath(a.out))) as metrics:
+        log = fit_logger(metrics)
         fitted = refit_nets(ev, boards, classes, labels, [n for n in nets if n not in warm_nets], a,
                             scratch=True, log=log)
         if warm_nets:

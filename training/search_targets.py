@@ -90,6 +90,7 @@ from nardy_ai.netset import BearoffMember, NetSet, adopt_state, as_netset, evalu
 from nardy_ai.variants import Variant, get_variant, parse_variant_spec
 
 from .config import ConfigError, TrainConfig, require_same_config, check_quotas, config_from_dict
+from .metrics_log import MetricsLog
 
 #: Version of the samples and label-chunk files (``format`` in each NPZ).
 FORMAT = 1
@@ -644,10 +645,7 @@ class SearchTargetsRun:
             self.state = {"format": STATE_FORMAT, "generation": 1, "phase": "sample",
                           "current_generation": 0, "history": [], "seconds": {p: 0.0 for p in PHASES}}
             self._write_state()
-        self.writer = None
-        if log:
-            from torch.utils.tensorboard import SummaryWriter
-            self.writer = SummaryWriter(os.path.join(run_dir, "tb"))
+        self.metrics = MetricsLog(run_dir) if log else None
 
     # --- state -----------------------------------------------------------------------
 
@@ -737,14 +735,10 @@ class SearchTargetsRun:
         """One metrics.jsonl line; numbers also to TensorBoard as ``kind/name`` at step ``g``."""
         if not self.log_enabled:
             return
-        line = {"kind": kind, "generation": g, "phase": phase, "time": round(time.time(), 3),
-                **extra, **scalars}
-        with open(os.path.join(self.run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
-            f.write(json.dumps(line, allow_nan=False) + "\n")
-        if tb and self.writer is not None:
-            for k, val in scalars.items():
-                if isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val):
-                    self.writer.add_scalar(f"{kind}/{k}", val, g)
+        self.metrics.line({"kind": kind, "generation": g, "phase": phase,
+                           "time": round(time.time(), 3), **extra, **scalars})
+        if tb:
+            self.metrics.scalars(kind, scalars, g)
 
     def _load_current(self, device=None):
         return evaluator_from_state(load_checkpoint(self.current_path)["evaluator"], self.v,
@@ -774,10 +768,9 @@ class SearchTargetsRun:
         self.progress = progress
         self.backend = make_backend(self.backend_name, self.jobs, self.address, log=self.print)
         if self.log_enabled:
-            with open(os.path.join(self.run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
-                f.write(json.dumps({"kind": "session", "generation": self.state["generation"],
-                                    "phase_at_start": self.state["phase"], "time": round(time.time(), 3),
-                                    "backend": self.backend.describe()}) + "\n")
+            self.metrics.line({"kind": "session", "generation": self.state["generation"],
+                               "phase_at_start": self.state["phase"], "time": round(time.time(), 3),
+                               "backend": self.backend.describe()})
         steps = {"sample": self.sample, "label": self.label, "fit": self.fit_phase, "gate": self.gate}
         try:
             while self.state["generation"] <= self.cfg.method.generations and not self.stop_requested:
@@ -795,8 +788,8 @@ class SearchTargetsRun:
                     self.state["phase"] = PHASES[nxt]
                 self._write_state()
             self._write_state()
-            if self.writer is not None:
-                self.writer.flush()
+            if self.metrics is not None:
+                self.metrics.flush()
         finally:
             self.backend.close()
             self.lock.release()

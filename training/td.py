@@ -49,6 +49,7 @@ from nardy_ai.netset import FALLBACK, NetSet, as_netset, evaluator_from_state
 from nardy_ai.variants import parse_variant_spec
 
 from .config import TrainConfig, require_same_config, config_from_dict
+from .metrics_log import MetricsLog
 from .selfplay import FinishedGame, LocalSelfPlay, SelfPlay, Timers  # noqa: F401  (their home was here)
 
 class TrainingDiverged(NardyError):
@@ -178,13 +179,10 @@ class Trainer:
         if config_text is not None and not resume:
             with open(os.path.join(run_dir, "config.toml"), "w", encoding="utf-8") as f:
                 f.write(config_text)
-        self.writer = None
-        if log:
-            from torch.utils.tensorboard import SummaryWriter
-            # TensorBoard drops the events a killed session logged after its checkpoint (the
-            # steps from the checkpoint's game count + 1 on) and keeps those logged at it.
-            self.writer = SummaryWriter(os.path.join(run_dir, "tb"),
-                                        purge_step=self.games + 1 if resume else None)
+        # TensorBoard drops the events a killed session logged after its checkpoint (the
+        # steps from the checkpoint's game count + 1 on) and keeps those logged at it.
+        self.metrics = MetricsLog(run_dir, purge_step=self.games + 1 if resume else None) if log else None
+        self.writer = self.metrics.writer if log else None
         self.pending: list[FinishedGame] = []
         self.recent: dict = defaultdict(list)
         self.last_eval: dict = {}
@@ -399,12 +397,8 @@ class Trainer:
         if not self.log_enabled:
             return
         self.check_finite(scalars)
-        for k, val in scalars.items():
-            self.writer.add_scalar(f"{kind}/{k}", val, self.games)
-        line = json.dumps({"kind": kind, "games": self.games, "time": round(time.time(), 3), **scalars},
-                          allow_nan=False)
-        with open(os.path.join(self.run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        self.metrics.record(kind, self.games, scalars,
+                            kind=kind, games=self.games, time=round(time.time(), 3))
 
     # --- learning --------------------------------------------------------------------
 
@@ -502,9 +496,8 @@ class Trainer:
         recent.clear()
         source = self.self_play()
         if self.log_enabled:
-            with open(os.path.join(self.run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
-                f.write(json.dumps({"kind": "session", "games": self.games, "time": round(time.time(), 3),
-                                    "backend": self.backend, "self_play": source.describe()}) + "\n")
+            self.metrics.line({"kind": "session", "games": self.games, "time": round(time.time(), 3),
+                               "backend": self.backend, "self_play": source.describe()})
         bar = tqdm(total=total, initial=self.games, unit="game", disable=not progress,
                    dynamic_ncols=True, desc=f"train {self.v.id}")
         if self.games == 0 and self.log_enabled:
@@ -560,7 +553,7 @@ class Trainer:
                         self.checkpoint()
             if self.log_enabled:              # the last state, written while the folder is ours
                 self.checkpoint()
-                self.writer.flush()
+                self.metrics.flush()
         finally:
             bar.close()
             source.close()
