@@ -178,8 +178,8 @@ def test_resume_drops_what_a_killed_session_logged_after_its_checkpoint(tmp_path
     t = Trainer(small_config(), str(run))
     t.run(total_games=64, progress=False)           # logs every 32 games, the last at the checkpoint
     ckpt = t.games
-    t.writer.add_scalar("train/loss", 9.5, ckpt + 20)        # a session killed after its checkpoint
-    t.writer.flush()
+    t.metrics.writer.add_scalar("train/loss", 9.5, ckpt + 20)        # a session killed after its checkpoint
+    t.metrics.flush()
     with open(run / "metrics.jsonl", "a") as f:
         f.write(json.dumps({"kind": "train", "games": ckpt + 20, "loss": 9.5}) + '\n{"kind": "train", "ga')
     resumed = Trainer(small_config(), str(run), resume=True, print_fn=lambda *a: None)

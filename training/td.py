@@ -182,7 +182,6 @@ class Trainer:
         # TensorBoard drops the events a killed session logged after its checkpoint (the
         # steps from the checkpoint's game count + 1 on) and keeps those logged at it.
         self.metrics = MetricsLog(run_dir, purge_step=self.games + 1 if resume else None) if log else None
-        self.writer = self.metrics.writer if log else None
         self.pending: list[FinishedGame] = []
         self.recent: dict = defaultdict(list)
         self.last_eval: dict = {}
