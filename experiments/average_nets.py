@@ -23,12 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from nardy_ai.model import save_checkpoint                      # noqa: E402
 from nardy_ai.netset import as_netset, load_evaluator           # noqa: E402

@@ -35,7 +35,6 @@ import types
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from nardy_ai.model import save_checkpoint  # noqa: E402
 from nardy_ai.netset import as_netset, evaluator_from_state  # noqa: E402

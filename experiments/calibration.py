@@ -20,12 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from nardy_ai import core  # noqa: E402
 from nardy_ai.classes import class_names, position_classes  # noqa: E402

@@ -22,12 +22,10 @@ import glob
 import hashlib
 import json
 import os
-import sys
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from nardy_ai.classes import class_names  # noqa: E402
 from nardy_ai.model import equity  # noqa: E402

@@ -16,10 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from nardy_ai import cube  # noqa: E402
 from nardy_ai.agents import make_agent  # noqa: E402

@@ -24,12 +24,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from nardy_ai.backends import make_backend                     # noqa: E402
 from nardy_ai.bench import class_figures, load_evaluator_positions, reference_rows  # noqa: E402

@@ -19,7 +19,6 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 RESULTS = os.path.join(ROOT, "experiments", "results")
 #: Wall hours of the replay fit, measured by hand (it is a script, not a run with a metrics
 #: log): the wide run's generation 1 that it also reads (sample, label, fit, gate: 0.17 h)

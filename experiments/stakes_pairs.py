@@ -22,7 +22,6 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from nardy_ai.stats import Z95 as Z, wilson_interval as wilson  # noqa: E402
 

@@ -19,12 +19,14 @@ GYM_ENVS = {
 
 
 def register_gym_envs() -> None:
-    """Register :data:`GYM_ENVS` with Gymnasium (entry point ``nardy_ai.env:NardyEnv``, which
-    is imported only when an environment is made); repeated calls are harmless."""
+    """Register :data:`GYM_ENVS` with Gymnasium (entry point ``nardy_ai.env:NardyEnv``, vector
+    entry point ``nardy_ai.vector_env:NardyVectorEnv`` for ``gymnasium.make_vec``; imported only
+    when an environment is made); repeated calls are harmless."""
     import gymnasium
     for name, (variant, stakes) in GYM_ENVS.items():
         if f"nardy_ai/{name}" not in gymnasium.registry:
             gymnasium.register(id=f"nardy_ai/{name}", entry_point="nardy_ai.env:NardyEnv",
+                               vector_entry_point="nardy_ai.vector_env:NardyVectorEnv",
                                kwargs={"variant": variant, "stakes": stakes})
 
 

@@ -15,9 +15,10 @@ legal afterstates when it is on roll (zeros otherwise).  An action is an index i
 afterstates of the roll (``Discrete(MAX_ACTIONS)``, the order of :func:`nardy_ai.core.legal`);
 ``infos[agent]["afterstates"]`` and ``["plays"]`` give them.  The game ends with the winner's
 points as its reward and the loser's negative (cubeless: the level's points, BG-6, BG-TT, LN-7);
-an index with no afterstate loses the game at the variant's highest result.  ``reset(seed=s)``
-rolls the dice of ``nardy_ai.game.play_games(..., seed=s)`` for one game.  Stakes are not part
-of this form (use :mod:`nardy_ai.env` or the core's stakes steps).
+an index with no afterstate raises :class:`~nardy_ai.errors.IllegalPlay` (``illegal="raise"``,
+the default) or, with ``illegal="lose"``, loses the game at the variant's highest result.
+``reset(seed=s)`` rolls the dice of ``nardy_ai.game.play_games(..., seed=s)`` for one game.
+Stakes are not part of this form (use :mod:`nardy_ai.env` or the core's stakes steps).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ try:
 except ImportError as e:                                   # pragma: no cover - the extra is missing
     raise ImportError("nardy_ai.aec needs PettingZoo: pip install -e '.[pettingzoo]'") from e
 
-from . import core
+from . import core, driver
 from .encoding import get_encoder
-from .env import MAX_ACTIONS, action_mask, observation, observation_space, seat_board
+from .env import (MAX_ACTIONS, LazyPlays, action_mask, check_seat_and_illegal, observation, observation_space,
+                  seat_board)
+from .errors import IllegalPlay
 from .render import text_board
 from .variants import parse_variant_spec
 
@@ -40,9 +43,9 @@ SEATS = ("white", "black")
 
 
 def env(variant: str = "backgammon", encoder: str | None = None, render_mode: str | None = None,
-        max_plies: int = 5000) -> "NardyAEC":
+        max_plies: int = 5000, illegal: str = "raise") -> "NardyAEC":
     """A :class:`NardyAEC` (PettingZoo's ``env()`` convention)."""
-    return NardyAEC(variant, encoder, render_mode, max_plies)
+    return NardyAEC(variant, encoder, render_mode, max_plies, illegal)
 
 
 class NardyAEC(AECEnv):
@@ -51,8 +54,10 @@ class NardyAEC(AECEnv):
     metadata = {"render_modes": ["ansi", "human"], "name": "nardy_v0", "is_parallelizable": False}
 
     def __init__(self, variant: str = "backgammon", encoder: str | None = None,
-                 render_mode: str | None = None, max_plies: int = 5000):
+                 render_mode: str | None = None, max_plies: int = 5000, illegal: str = "raise"):
         super().__init__()
+        check_seat_and_illegal(None, illegal)
+        self.illegal = illegal
         self.variant = parse_variant_spec(variant)
         self.render_mode = render_mode
         self.max_plies = int(max_plies)
@@ -74,6 +79,7 @@ class NardyAEC(AECEnv):
         game_seed = int(seed) if seed is not None else int(np.random.default_rng().integers(2 ** 62))
         self.dice_rng = np.random.default_rng(game_seed)
         self.games, _ = core.start(self.variant, 1, self.dice_rng)
+        self._dice = driver.SeededDice(self.dice_rng)
         self.agents = list(SEATS)
         self.rewards = {a: 0.0 for a in SEATS}
         self._cumulative_rewards = {a: 0.0 for a in SEATS}
@@ -83,14 +89,15 @@ class NardyAEC(AECEnv):
         self._next_turn()
 
     def _next_turn(self) -> None:
-        """Roll for the player on roll and list its legal afterstates."""
-        self.dice = core.roll(self.games, self.dice_rng)[0]
-        self.after = core.legal(self.games, self.dice[None], np.array([0]), notation=True)
+        """Roll for the player on roll and list its legal afterstates: a step of the game
+        driver with both seats decided outside it."""
+        rec = driver.run(self.games, self._dice, (None, None), ply=int(self.games.plies[0])).pending
+        self.dice, self.after = rec.dice[0], rec.after
         seat = SEATS[int(self.games.turn[0])]
         self.agent_selection = seat
         for a in SEATS:
             self.infos[a] = {}
-        self.infos[seat] = {"afterstates": self.after.boards, "plays": list(self.after.plays)}
+        self.infos[seat] = {"afterstates": self.after.boards, "plays": LazyPlays(self.after)}
 
     def observe(self, agent):
         seat = SEATS.index(agent)
@@ -107,6 +114,9 @@ class NardyAEC(AECEnv):
         me = SEATS.index(seat)
         a = int(action)
         if not 0 <= a < len(self.after.boards):
+            if self.illegal == "raise":
+                raise IllegalPlay(f"action {a}: this roll has {len(self.after.boards)} legal afterstates "
+                                  f"(0..{len(self.after.boards) - 1})")
             worst = float(max(self.variant.scoring))
             self._end(winner=1 - me, points=worst)
             self.infos[seat]["illegal_action"] = True

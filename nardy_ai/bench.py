@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import core
+from . import core, driver
 from .files import write_atomic
 from .machine import machine_description  # noqa: F401  (re-exported: its home was here)
-from .shipping import BENCH_NETS
 from .board import OFF, start_board
 from .errors import NardyError
 from .movegen import generate
@@ -40,15 +39,18 @@ def random_positions(variant, n_games: int = 256, plies: int = 200, seed: int = 
     """Positions (mover on roll) met in random play: ``n_games`` games in lockstep for
     ``plies`` plies each (finished games restart from the start position)."""
     rng = np.random.default_rng(seed)
-    games = core.fresh(variant, n_games)
-    everyone = np.arange(n_games)
     seen = []
-    for _ in range(plies):
-        seen.append(games.board)
-        after = core.legal(games, rng.integers(1, 7, (n_games, 2)))
-        games = core.play(games, everyone, after.boards[core.random_choice(after, rng)])
-        games = core.restart(games, np.flatnonzero(games.over))
+    driver.run(core.fresh(variant, n_games), driver.SeededDice(rng, opening=None), _RandomChoice(), rng,
+               plies=plies, restart=True, on_ply=lambda rec, _: seen.append(rec.boards))
     return np.concatenate(seen)
+
+
+class _RandomChoice:
+    """The samplers' random play (:func:`nardy_ai.core.random_choice`) as a driver policy."""
+    name = "random"
+
+    def choose(self, after, variant, rng) -> np.ndarray:
+        return core.random_choice(after, rng)
 
 
 def bench_movegen(variant, batch_sizes=(64, 1024, 8192), repeats: int = 5, seed: int = 0,
@@ -322,18 +324,16 @@ def _self_play_decisions(agent, v: Variant, rng: np.random.Generator, games: int
     """Every ``every``-th position with its roll (from the second ply on) of ``games`` games of
     ``agent``'s self-play in lockstep for ``max_plies`` plies (finished games restart), keeping
     only real decisions (at least 2 legal plays)."""
-    state = core.fresh(v, games)
-    everyone = np.arange(games)
     pool_b, pool_d = [], []
-    for ply in range(max_plies):
-        dice = rng.integers(1, 7, (games, 2))
-        after = core.legal(state, dice)
-        if ply % every == 1:
-            keep = after.counts() >= 2
-            pool_b.append(state.board[keep])
-            pool_d.append(dice[keep])
-        state = core.play(state, everyone, after.boards[agent.choose(after, v, rng)])
-        state = core.restart(state, np.flatnonzero(state.over))
+
+    def keep(rec, _) -> None:
+        if rec.ply % every == 1:
+            real = rec.after.counts() >= 2
+            pool_b.append(rec.boards[real])
+            pool_d.append(rec.dice[real])
+
+    driver.run(core.fresh(v, games), driver.SeededDice(rng, opening=None), agent, rng, plies=max_plies,
+               restart=True, on_ply=keep)
     return np.concatenate(pool_b), np.concatenate(pool_d)
 
 
@@ -857,24 +857,11 @@ def format_bearoff(r: dict) -> str:
 
 # --- nardy bench rollout ---------------------------------------------------------------------
 
-#: The shipped net timed by ``nardy bench rollout`` per variant (relative to the repository).
-ROLLOUT_NETS = BENCH_NETS
-
-
 def rollout_agents(variant) -> list[str]:
-    """The agents ``nardy bench rollout`` times by default: the variant's shipped net at 0 ply
-    (looked for in the current folder, then next to the package), pubeval (short nardy),
-    heuristic."""
-    from pathlib import Path
+    """The agents ``nardy bench rollout`` times by default: the variant's champion at 0 ply
+    (``best``), pubeval (short nardy), heuristic."""
     v = get_variant(variant)
-    specs = []
-    rel = ROLLOUT_NETS.get(v.id)
-    if rel:
-        for root in (Path.cwd(), Path(__file__).resolve().parent.parent):
-            if (root / rel).exists():
-                specs.append(f"td:{rel if root == Path.cwd() else (root / rel).as_posix()}")
-                break
-    return specs + ([] if v.is_long else ["pubeval"]) + ["heuristic"]
+    return ["best"] + ([] if v.is_long else ["pubeval"]) + ["heuristic"]
 
 
 def bench_rollout(variant="backgammon", agents: list[str] | None = None, seconds: float = 30.0,

@@ -47,7 +47,7 @@ from .classes import class_names, position_classes
 from .cube import CubeViews, next_stake, progression, stakes_variant
 from .errors import FormatError, NardyError
 from .files import write_atomic
-from .game import ask_cube
+from .driver import ask_cube
 from .machine import machine_description
 from .variants import Variant, get_variant
 
@@ -57,8 +57,14 @@ CUBE_SET_VERSION = 1
 CLEAR_MARGIN = 0.08
 #: Take decisions are scored where the reference doubles or misses a double by less than this.
 TAKE_WINDOW = 0.10
-#: Where the set's positions come from (relative to the repository).
-SOURCE_NET = "checkpoints/backgammon/search_targets/current.pt"
+
+
+def source_net(source: str | None, variant: str | Variant) -> str:
+    """The net whose self-play a new set's positions come from: ``source``, else the
+    variant's champion in the agent registry.  (The shipped backgammon set v1 was drawn from
+    an earlier search-target net, kept in the results guide's list of former nets.)"""
+    from . import registry
+    return source or str(registry.champion(variant).path)
 
 
 def cube_positions_path(variant, version: int | None = None) -> str:
@@ -157,7 +163,7 @@ EQUITY_BINS = (-0.2, 0.2, 0.5, 0.8, 1.2, 2.01)
 WIN_BINS = (0.45, 0.6, 0.7, 0.8, 0.9, 1.01)
 
 
-def sample_cube_candidates(n: int, seed: int = 1, source: str = SOURCE_NET,
+def sample_cube_candidates(n: int, seed: int = 1, source: str | None = None,
                            games: int = 256, plies: int = 600,
                            variant: str | Variant = "backgammon") -> tuple[np.ndarray, np.ndarray]:
     """``n`` positions before the roll from self-play of ``source`` (0 ply), spread over the
@@ -171,7 +177,7 @@ def sample_cube_candidates(n: int, seed: int = 1, source: str = SOURCE_NET,
     from .netset import load_evaluator
     v = get_variant(variant)
     rng = np.random.default_rng(seed)
-    ev = load_evaluator(source, v, device="cpu")
+    ev = load_evaluator(source_net(source, v), v, device="cpu")
     agent = NeuralAgent(ev)                          # 0-ply play with the evaluator loaded once
     state = core.fresh(v, games)
     everyone = np.arange(games)
@@ -199,7 +205,7 @@ def sample_cube_candidates(n: int, seed: int = 1, source: str = SOURCE_NET,
     return boards[keep], eq[keep]
 
 
-def build_cube_set(path: str, n: int = 1500, seed: int = 1, plies: int = 2, source: str = SOURCE_NET,
+def build_cube_set(path: str, n: int = 1500, seed: int = 1, plies: int = 2, source: str | None = None,
                    owned_share: float = 0.3, progress: bool = True) -> dict:
     """Sample ``n`` positions (:func:`sample_cube_candidates`), give a share ``owned_share``
     of them a cube owned by the player on roll at 2 (the rest centred at 1) and label each with
@@ -208,6 +214,7 @@ def build_cube_set(path: str, n: int = 1500, seed: int = 1, plies: int = 2, sour
     from tqdm import tqdm
     v = get_variant("backgammon")
     rng = np.random.default_rng(seed + 1)
+    source = source_net(source, "backgammon")
     boards, eq = sample_cube_candidates(n, seed, source)
     owned = rng.random(len(boards)) < owned_share
     gnubg = gnubg_factory(f"{plies}ply", v)
@@ -229,7 +236,7 @@ def build_cube_set(path: str, n: int = 1500, seed: int = 1, plies: int = 2, sour
 
 
 def build_rollout_cube_set(path: str, variant: str = "long", stakes: str = "dave-geometric", n: int = 1000,
-                           seed: int = 1, source: str = "checkpoints/long/search_targets/current.pt",
+                           seed: int = 1, source: str | None = None,
                            games: int = 288, truncate: int = 12, owned_share: float = 0.3,
                            progress: bool = True) -> dict:
     """A cube set whose reference is our own cubeful rollouts (:mod:`nardy_ai.cube_rollout`):
@@ -244,6 +251,7 @@ def build_rollout_cube_set(path: str, variant: str = "long", stakes: str = "dave
     from .netset import load_evaluator
     v = stakes_variant(variant, stakes)
     rng = np.random.default_rng(seed + 1)
+    source = source_net(source, v)
     boards, measure = sample_cube_candidates(n, seed, source, variant=v)
     owned = rng.random(len(boards)) < owned_share
     cubes = [{"value": 2, "owner": "mover"} if own else {"value": 1, "owner": "centre"} for own in owned]

@@ -13,6 +13,7 @@ from typing import IO, Iterable, Iterator
 
 import numpy as np
 
+from . import registry
 from .errors import FormatError, NardyError
 
 EXIT_USAGE = 2
@@ -24,7 +25,10 @@ class _Parser(argparse.ArgumentParser):
     option a finite non-negative number (:func:`_amount`): commands added later inherit it."""
 
     def error(self, message: str):  # one line, exit status 2 (argparse prints usage too)
-        raise NardyError(f"{self.prog}: {message}")
+        # main() prints "nardy: error: "; a sub-command's parser adds its name once
+        # ("nardy: error: play: argument --games: ..."), the top-level parser nothing.
+        _, _, command = self.prog.partition(" ")
+        raise NardyError(f"{command}: {message}" if command else message)
 
     def add_argument(self, *args, **kwargs):
         if kwargs.get("type") in (int, float):
@@ -226,22 +230,32 @@ def cmd_show(args) -> int:
     return 0
 
 
+def _bench_checkpoint(given: str | None, variant: str) -> str | None:
+    """The checkpoint file a benchmark times: a path, a registry name, or by default the
+    variant's champion; None for ``untrained``."""
+    if given == "untrained":
+        return None
+    if given is None or registry.is_name(given):
+        return str(registry.entry(given or "best", variant).path)
+    return given
+
+
 # --- nardy hint ---------------------------------------------------------------------------
 
 def cmd_hint(args) -> int:
     from .agents import make_agent
     from .board import validate_dice
     from .hint import cube_hint, format_hint, play_hint
-    from .tournament import default_agents
     v, board, dice, cube = _read_position(args)
-    if args.dice is not None:
+    if args.dice is not None and args.dice.strip().lower() == "none":
+        dice = None                                  # the cube decision only
+    elif args.dice is not None:
         try:
             dice = validate_dice(tuple(int(x) for x in args.dice.replace(",", "-").split("-")))
         except (ValueError, NardyError) as e:
-            raise NardyError(f"--dice {args.dice!r}: give two dice 1-6, e.g. 6-5 ({e})") from None
-    nets = [a for a in default_agents(v) if a.startswith("td:")]
-    preferred = [a for a in nets if a.endswith("/search_targets/current.pt")]
-    spec = args.agent or (preferred + nets + ["heuristic"])[0]
+            raise NardyError(f"--dice {args.dice!r}: give two dice 1-6, e.g. 6-5, or none for the "
+                             f"cube decision only ({e})") from None
+    spec = args.agent or "best"
     agent = make_agent(spec, v)
     out = {"agent": spec, "cube": cube_hint(agent, board, v, cube), "dice": list(dice) if dice else None,
            "plays": play_hint(agent, board, v, dice, args.top) if dice else None}
@@ -403,7 +417,8 @@ def cmd_bench(args) -> int:
     elif args.what == "agents":
         hidden = tuple(int(x) for x in args.hidden.split(","))
         for name in args.variant or ["backgammon"]:
-            row = bench.bench_agents(get_variant(name), args.checkpoint, hidden, args.games or 512,
+            checkpoint = _bench_checkpoint(args.checkpoint, name)
+            row = bench.bench_agents(get_variant(name), checkpoint, hidden, args.games or 512,
                                      repeats=args.repeats)
             print(json.dumps(row) if args.json else bench.format_agents(row))
     elif args.what == "evaluators":
@@ -429,9 +444,8 @@ def cmd_bench(args) -> int:
             raise NardyError("bench cube: one --variant, backgammon (the cube, gnubg reference) or long "
                              "(dave, own cubeful rollouts as the reference)")
         name = get_variant(variants[0]).id
-        default = {"backgammon": ["td:checkpoints/backgammon/search_targets/current.pt", "heuristic", "pubeval"],
-                   "long": ["td:checkpoints/long/search_targets/current.pt",
-                            "td:checkpoints/long/search_targets/current.pt@1ply", "heuristic"]}[name]
+        default = {"backgammon": ["best", "best+cube0ply", "heuristic", "pubeval"],
+                   "long": ["best", "best+cube1ply", "heuristic"]}[name]
         row = bench_cube(args.agents or default, args.positions, args.set_version, args.clear_margin, name)
         print(json.dumps(row) if args.json else format_cube(row))
     elif args.what == "rollout":
@@ -442,10 +456,17 @@ def cmd_bench(args) -> int:
         for name in args.variant or ["backgammon"]:
             row = bench.bench_features(get_variant(name), args.batch, repeats=args.repeats)
             print(json.dumps(row) if args.json else bench.format_features(row))
+    elif args.what == "env":
+        from .bench_env import SIZES, bench_env, format_env
+        sizes = tuple(int(x) for x in args.num_envs.split(",")) if args.num_envs else SIZES
+        row = bench_env([get_variant(n).id for n in args.variant or ["backgammon", "long"]], sizes,
+                        args.opponent, args.seconds)
+        print(json.dumps(row) if args.json else format_env(row))
     elif args.what == "labels":
         from training.search_targets import bench_labels, format_labels
         for name in args.variant or ["backgammon"]:
-            row = bench_labels(get_variant(name), args.checkpoint, args.seconds, args.jobs)
+            row = bench_labels(get_variant(name), _bench_checkpoint(args.checkpoint, name) or
+                               str(registry.champion(name).path), args.seconds, args.jobs)
             print(json.dumps(row) if args.json else format_labels(row))
     return 0
 
@@ -454,8 +475,16 @@ def cmd_train(args) -> int:
     import os
     import signal
     from training.config import load_config
-    from training.td import Trainer
+    from training.run_options import load_options, merge_options, resume_command, save_options
     from .variants import parse_variant_spec
+    if args.resume and not args.config:
+        if not args.out:
+            raise NardyError("--resume needs --out DIR, the run folder to continue")
+        args.config = os.path.join(args.out, "config.toml")
+        if not os.path.exists(args.config):
+            raise NardyError(f"{args.out} holds no run to resume (no config.toml)")
+    elif not args.config:
+        raise NardyError("--config is required (or --resume --out DIR to continue a run)")
     cfg, text = load_config(args.config)
     if cfg.variant and args.variant and parse_variant_spec(cfg.variant).id != parse_variant_spec(args.variant).id:
         raise NardyError(f"--variant {args.variant} but the config {args.config} trains {cfg.variant}")
@@ -465,23 +494,65 @@ def cmd_train(args) -> int:
         cfg.variant = args.variant
         # The run's copy of the config names the variant, so that it alone resumes the run.
         text = f"variant = {json.dumps(args.variant)}   # from --variant\n{text}"
+        from training.config import config_from_dict
+        import tomllib
+        cfg = config_from_dict(tomllib.loads(text))     # the [[rounds]] classes checked for it
     parse_variant_spec(cfg.variant)
     if args.games is not None and args.games < 1:
         raise NardyError(f"--games must be at least 1, got {args.games}")
     name = cfg.name or os.path.splitext(os.path.basename(args.config))[0]
     out = args.out or os.path.join("runs", name)
+    if getattr(args, "plan", False):
+        return _train_plan(cfg, args)
+    saved = load_options(out) if args.resume else {}
+    opts = merge_options(args, saved)
+    args.backend, args.jobs, args.address = opts["backend"], opts["jobs"], opts["address"]
+    again = resume_command(out)
+    same_config = os.path.abspath(args.config) == os.path.abspath(os.path.join(out, "config.toml"))
+
+    def remember() -> None:
+        """The options of this session, and the config it runs, kept in the run folder."""
+        save_options(out, opts)
+        if args.resume and not same_config:
+            from nardy_ai.files import write_atomic
+            write_atomic(os.path.join(out, "config.toml"), text)
+
+    if cfg.method.kind == "distill":
+        from training.distill import cli_train
+        if args.games is not None:
+            raise NardyError("--games is for TD training; a distillation run stops after its [[rounds]]")
+        return cli_train(args, cfg, text, out, again, on_start=remember)
     if cfg.method.kind == "search_targets":
         from training.search_targets import cli_train
-        return cli_train(args, cfg, text, out)
+        if args.games is not None:
+            raise NardyError("--games is for TD training; a search-targets run stops after "
+                             "method.generations generations")
+        return cli_train(args, cfg, text, out, again, on_start=remember)
+    from training.td import Trainer
     if args.jobs is not None:
-        raise NardyError('--jobs is for [method] kind = "search_targets" (labelling processes)')
+        raise NardyError('--jobs is for [method] kind = "search_targets" or "distill" (sampling and '
+                         'labelling processes)')
     if args.actors is not None:
         if args.backend != "ray":
             raise NardyError("--actors is for --backend ray")
         if args.actors < 1:
             raise NardyError(f"--actors must be at least 1, got {args.actors}")
         cfg.ray.actors = args.actors
+    target = opts["games"] or cfg.selfplay.total_games
+    if args.resume:
+        from .model import load_checkpoint
+        ckpt = os.path.join(out, "checkpoint.pt")
+        if os.path.exists(ckpt):
+            played = int(load_checkpoint(ckpt).get("games", 0))
+            if args.games is not None and args.games <= played:
+                raise NardyError(f"--games {args.games}: the run in {out} has already played {played:,} games; "
+                                 f"give more than {played} to extend it")
+            if played >= target:
+                print(f"{out} is finished: {played:,} games played (target {target:,}). To extend it: "
+                      f"nardy train --out {out} --resume --games N (N > {played})")
+                return 0
     trainer = Trainer(cfg, out, config_text=text, resume=args.resume, backend=args.backend, address=args.address)
+    remember()
 
     def stop(signum, frame):
         # First signal: stop after this ply and write a checkpoint; a second one kills.
@@ -490,17 +561,22 @@ def cmd_train(args) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, stop)
-    res = trainer.run(total_games=args.games, progress=not args.no_progress)
+    res = trainer.run(total_games=target, progress=not args.no_progress)
     print(f"{res['games']} games in {out} ({res['games_per_s']:.1f} games/s this session); "
           f"checkpoint {os.path.join(out, 'checkpoint.pt')}")
     if trainer.stop_requested:
         import shlex
-        again = ["nardy", "train", "--config", args.config, "--out", out, "--resume"]
-        again += ["--backend", "ray"] if args.backend == "ray" else []
-        again += ["--address", args.address] if args.address else []
         print(f"nardy: interrupted at game {res['games']} (checkpoint written); continue with: "
               f"{shlex.join(again)}", file=sys.stderr)
         return 130
+    return 0
+
+
+def _train_plan(cfg, args) -> int:
+    """``nardy train --config R --plan``: the stages of a recipe, their sizes and the hours and
+    disk they take on this machine (measured rates), without running anything."""
+    from training.plan import train_plan
+    print(train_plan(cfg, jobs=args.jobs or 1))
     return 0
 
 
@@ -525,7 +601,7 @@ def cmd_tournament(args) -> int:
             raise NardyError("--resume needs --out DIR, the folder of the tournament to continue")
         out = args.out
         config = tm.resume_config(out, args.variant, args.agents, args.games, args.seed, args.gauntlet, args.chunk,
-                                  args.stakes)
+                                  args.stakes, args.mat)
     else:
         agents = args.agents or tm.default_agents(v)
         games = tm.even_games(tm.DEFAULT_GAMES if args.games is None else args.games)
@@ -534,7 +610,7 @@ def cmd_tournament(args) -> int:
         out = args.out or os.path.join("tournaments", f"{v.id}-{time.strftime('%Y%m%d-%H%M%S')}")
         config = tm.TournamentConfig(args.variant, tuple(agents), games, 0 if args.seed is None else args.seed,
                                      bool(args.gauntlet), tm.DEFAULT_CHUNK if args.chunk is None else args.chunk,
-                                     args.stakes or "none")
+                                     args.stakes or "none", bool(args.mat))
     import signal
 
     def terminate(signum, frame):       # SIGTERM stops like Ctrl-C: workers ended, files complete
@@ -555,6 +631,61 @@ def cmd_tournament(args) -> int:
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if args.analyze or args.analyze_games is not None or args.analyze_reference != "best@2ply":
+        _analyze_tournament(args, out)
+    return 0
+
+
+def cmd_analyze(args) -> int:
+    from . import analysis
+    if args.resume and not args.out:
+        raise NardyError("--resume needs --out DIR, the folder of the analysis to continue")
+    from .tournament.outputs import display_names
+    games = analysis.load_games(args.games, args.variant)
+    games = analysis.sample_games(games, args.sample, args.seed)
+    try:
+        summary = analysis.run_analysis(games, args.reference, out=args.out, resume=args.resume, jobs=args.jobs,
+                                        backend=args.backend, address=args.address, progress=not args.no_progress,
+                                        log=(lambda m: print(m, file=sys.stderr)) if args.json else print)
+    except KeyboardInterrupt:
+        if args.out:
+            import shlex
+            again = shlex.join(["nardy", "analyze", *args.games, "--reference", args.reference, "--out", args.out,
+                                "--resume"])
+            print(f"nardy: interrupted; continue with: {again}", file=sys.stderr)
+            return 130
+        raise
+    if args.json:
+        print(json.dumps(summary, indent=1, ensure_ascii=False))
+    else:
+        print(analysis.format_analysis(summary, display_names(list(summary["agents"]), 28)))
+    return 0
+
+
+def _analyze_tournament(args, out: str) -> None:
+    """``nardy tournament --analyze``: the analysis of the tournament's games (or a seeded
+    sample of ``--analyze-games``) in its folder, printed with the standings."""
+    import os
+    from . import analysis
+    from . import tournament as tm
+    from .tournament.outputs import display_names
+    games = analysis.load_games([out])
+    config = tm.load_config(out)
+    games = analysis.sample_games(games, args.analyze_games, config.seed)
+    summary = analysis.run_analysis(games, args.analyze_reference, out=out, resume=True, jobs=args.jobs,
+                                    backend=args.backend, address=args.address, progress=not args.no_progress)
+    try:
+        with open(os.path.join(out, tm.SUMMARY_JSON), encoding="utf-8") as f:
+            standings = json.load(f)
+    except (OSError, ValueError):
+        standings = None
+    names = display_names(list(config.agents), 28, config.rules().id)
+    print(analysis.format_standings(standings, summary, names))
+
+
+def cmd_report(args) -> int:
+    from .report import write_report
+    print(f"wrote {write_report(args.folder, args.out)}")
     return 0
 
 
@@ -567,10 +698,91 @@ def cmd_bearoff(args) -> int:
     return 0
 
 
-def cmd_variants(args) -> int:
-    from .variants import VARIANTS
+def _figure(f: dict) -> str:
+    """``+0.003 [-0.016, +0.022] vs gnubg:0ply, 16,000 games (cubeless, both 0 ply)``."""
+    ci = f" [{f['low']:+.3f}, {f['high']:+.3f}]" if "low" in f and "high" in f else ""
+    note = f" ({f['note']})" if f.get("note") else ""
+    return f"{f['ppg']:+.3f}{ci} vs {f['against']}, {f['games']:,} games{note}"
+
+
+def _where(e) -> str:
+    """An entry's file relative to the registry's folder (``checkpoints/...``)."""
+    root = registry.load().root
+    try:
+        return f"{root.name}/{e.path.relative_to(root).as_posix()}"
+    except ValueError:
+        return str(e.path)
+
+
+def format_agents(entries, detail: bool = False, width: int = 100) -> str:
+    """The registry as text.  A line per agent (variant, name, role, search depths, its first
+    figure); with ``detail``, its summary, every figure and its file under it."""
+    import textwrap
+    lines = [f"{'variant':<16}{'name':<25}{'role':<10}{'ply/cube':<9}headline (points per game, 95% CI)"]
+    for e in entries:
+        depth = "" if e.path is None else f"{e.plies} / {e.cube_plies}"
+        if e.figures:
+            f = e.figures[0]
+            head = f"{f['ppg']:+.3f} vs {f['against']} ({f['games']:,} games)"
+        else:
+            head = e.summary
+        line = f"{e.variant:<16}{e.name:<25}{e.role:<10}{depth:<9}{head}"
+        lines.append(line if len(line) <= width else line[:width - 3] + "...")
+        if detail:
+            body = [e.summary] + [_figure(f) for f in e.figures]
+            if e.path is not None:
+                body.append(f"{_where(e)}, sha256 {e.sha256[:12]}... (checked)")
+            for text in body:
+                lines += textwrap.wrap(text, width, initial_indent="    ", subsequent_indent="      ")
+    return "\n".join(lines)
+
+
+def cmd_agents(args) -> int:
+    from .variants import parse_variant_spec
+    entries = registry.verify_all()              # every shipped file against its hash
+    if args.variant:
+        v = parse_variant_spec(args.variant)
+        wanted = registry.tournament_agents(v)
+        entries = [e for e in entries if (e.variant == v.id or e.name in wanted) and e.plays(v)]
+        entries.sort(key=lambda e: wanted.index(e.name) if e.name in wanted else len(wanted))
+    if args.json:
+        print(json.dumps([e.as_json() for e in entries]))
+        return 0
+    print(format_agents(entries, detail=bool(args.variant)))
+    files = sum(e.path is not None for e in registry.load().entries)
+    if args.variant:
+        print(f"\nbest = {registry.champion(v).name} (play it with --agents best or --agent best); "
+              f"{files} shipped files match their sha256")
+    else:
+        print(f"\n{files} shipped files match their sha256. best = each variant's champion.\n"
+              "Every figure, the summary and the file of each: nardy agents --variant V")
+    return 0
+
+
+def variant_lines() -> list[str]:
+    """What ``nardy variants`` prints: each variant with its rules version, then the rule options
+    that apply to it (name, type, the variant's default, the rule that defines it)."""
+    from .variants import DAVE_PROGRESSIONS, OPTIONS, STAKES, VARIANTS
+    choices = {"stakes": STAKES, "dave_progression": DAVE_PROGRESSIONS}
+
+    def text(value) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    lines = ["Variants and their rule options; set options with --variant ID,NAME=VALUE "
+             "(e.g. backgammon,jacoby=true).", ""]
     for v in VARIANTS.values():
-        print(v.describe())
+        lines.append(v.describe())
+        rows = [(name, " | ".join(choices[name]) if name in choices else kind.__name__,
+                 text(getattr(v, name)), rule)
+                for name, (kind, families, rule) in OPTIONS.items() if v.family in families]
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        for name, kind, default, rule in rows:
+            lines.append(f"  {name:<{widths[0]}}  {kind:<{widths[1]}}  default {default:<{widths[2]}}  {rule}")
+    return lines
+
+
+def cmd_variants(args) -> int:
+    print("\n".join(variant_lines()))
     return 0
 
 
@@ -578,7 +790,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="nardy", description="Bots that play nardy: rules engine, games, benchmarks.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    m = sub.add_parser("moves", help="answer JSON-lines requests for legal plays (POSITIONS.md)")
+    m = sub.add_parser("moves", help="answer JSON-lines requests for legal plays (docs/rules-and-formats.md)")
     m.add_argument("--variant", help="variant of lines that do not name one")
     m.add_argument("--jsonl", default="-", help="request file, or - for stdin (default)")
     m.set_defaults(func=cmd_moves)
@@ -597,7 +809,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     h = sub.add_parser("hint", help="an agent's cube decision and ranked checker plays for a position")
     position_arguments(h)
-    h.add_argument("--agent", help="agent spec (default: the variant's first shipped net at 0 ply)")
+    h.add_argument("--agent", default=None, help="agent spec (default: best, the variant's champion "
+                   "at its recommended depths)")
     h.add_argument("--dice", help="the roll, e.g. 6-5 (default: the position's dice; none: cube only)")
     h.add_argument("--top", type=_positive, default=10, help="plays shown (default 10)")
     h.add_argument("--json", action="store_true")
@@ -611,7 +824,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "own, or backgammon for IDs)")
     ro.add_argument("--gnubg-id", help="a GNU Backgammon Position ID instead of JSON")
     ro.add_argument("--xgid", help="an eXtreme Gammon XGID instead of JSON")
-    ro.add_argument("--agent", required=True, help="agent spec playing both sides, e.g. td:PATH@0ply, pubeval")
+    ro.add_argument("--agent", default="best", help="agent spec playing both sides (default: best, the "
+                    "variant's champion), e.g. td:PATH@0ply, pubeval")
     ro.add_argument("--games", type=int, default=1296, help="games (default 1296 = 36 x 36)")
     ro.add_argument("--truncate", type=int, help="stop each game after this many plies and score it "
                     "by the agent's evaluator (neural agents)")
@@ -638,16 +852,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmarks (figures with units and the machine)")
     b.add_argument("what", choices=["movegen", "train", "agents", "evaluators", "backends", "bearoff", "rollout",
-                                    "features", "labels", "cube"])
+                                    "features", "labels", "cube", "env"])
     b.add_argument("--variant", action="append",
                    help="variant (repeatable; default: backgammon and long for movegen, backgammon for train)")
     b.add_argument("--batch-sizes", default="64,1024,8192", type=_sizes(2 ** 20), help="movegen: batch sizes")
+    b.add_argument("--num-envs", type=_sizes(2 ** 16),
+                   help="env: games in lockstep of the vector environment (default 1,64,1024)")
+    b.add_argument("--opponent", default="random", help="env: the opponent agent (default random)")
     b.add_argument("--seconds", type=float, default=30.0, help="train, backends: measuring time of training; "
-                   "rollout: of all its measurements together")
+                   "rollout: of all its measurements together; env: of each measurement")
     b.add_argument("--hidden", default="80", type=_sizes(8192), help="train, agents: hidden layer sizes, e.g. 80 or 128,64")
     b.add_argument("--parallel-games", type=int, default=512, help="train: games in lockstep")
-    b.add_argument("--checkpoint", help="agents: the net to time (default: an untrained MLP of --hidden); "
-                   "labels: the evaluator (default: the variant's shipped net)")
+    b.add_argument("--checkpoint", help="agents, labels: the net to time, a path or a registry name "
+                   "(default: best, the variant's champion; agents: 'untrained' for an untrained MLP of --hidden)")
     b.add_argument("--games", type=int, help="agents: games in lockstep for games/s (default 512); "
                    "backends: tournament games per pairing (default 100)")
     b.add_argument("--jobs", type=int, help="backends: local processes and Ray CPUs; labels: local "
@@ -657,8 +874,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="features: afterstates encoded per call (default 16384)")
     b.add_argument("--agents", nargs="+", help="evaluators: agent specs to judge (default: random, "
                    "heuristic, and pubeval on backgammon-family variants); backends: tournament agents "
-                   "(default: the shipped ones and the baselines); rollout (also --agent): agents to time "
-                   "(default: the shipped net at 0-ply, pubeval, heuristic)")
+                   "(default: the registry's defaults: best, baselines); rollout: agents to time "
+                   "(default: best at 0 ply, pubeval, heuristic)")
     b.add_argument("--reference", help="evaluators: recompute the reference with this agent spec "
                    "(td:PATH[@Nply], gnubg:Nply) instead of the stored one")
     b.add_argument("--positions", help="evaluators, cube: a position set file (default: the shipped one)")
@@ -673,18 +890,21 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="training from a TOML config: TD(lambda) self-play, or "
                        "generations of search targets ([method] kind)")
     t.add_argument("--variant", help="variant to train (must match the config's, if it has one)")
-    t.add_argument("--config", required=True, help="experiments/<name>.toml")
-    t.add_argument("--resume", action="store_true", help="continue the run in --out")
+    t.add_argument("--config", help="experiments/<name>.toml (with --resume: default --out's config.toml)")
+    t.add_argument("--resume", action="store_true", help="continue the run in --out (the folder remembers its "
+                   "config, variant, backend, jobs and target)")
+    t.add_argument("--plan", action="store_true", help="print the recipe's stages, their sizes and the estimated "
+                   "hours and disk on this machine (a few seconds of measurement); run nothing")
     t.add_argument("--out", help="run folder (default runs/<config name>)")
     t.add_argument("--games", type=int, help="stop at this many games (default: the config's)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
-    t.add_argument("--backend", choices=("local", "ray"), default="local",
-                   help="self-play in this process (default) or on Ray actors feeding this learner")
+    t.add_argument("--backend", choices=("local", "ray"),
+                   help="self-play in this process (default local) or on Ray actors feeding this learner")
     t.add_argument("--address", help="--backend ray: the cluster to join (default: a local Ray instance)")
     t.add_argument("--actors", type=int, help="--backend ray: self-play actors (default: the config's "
                    "[ray] actors, 0 = one per CPU of the cluster)")
-    t.add_argument("--jobs", type=int, help="search targets: labelling processes (default 1), or the CPUs "
-                   "of a local Ray instance")
+    t.add_argument("--jobs", type=int, help="search targets, distill: sampling and labelling processes "
+                   "(default 1), or the CPUs of a local Ray instance")
     t.set_defaults(func=cmd_train)
 
     bo = sub.add_parser("bearoff", help="the one-sided bear-off database (COM-5)")
@@ -693,13 +913,21 @@ def build_parser() -> argparse.ArgumentParser:
                     "~/.cache/nardy_ai, file bearoff_os6_v1.npz)")
     bo.set_defaults(func=cmd_bearoff)
 
-    v = sub.add_parser("variants", help="list the variants and their versions")
+    v = sub.add_parser("variants", help="list the variants, their versions and rule options")
     v.set_defaults(func=cmd_variants)
+
+    ag = sub.add_parser("agents", help="the shipped agents: champions, baselines, milestones, with "
+                        "their figures; checks every file's hash")
+    ag.add_argument("--variant", help="only the agents of this variant (its champion, references, baselines)")
+    ag.add_argument("--json", action="store_true", help="a JSON list of objects (name, variant, role, "
+                    "path, spec, plies, cube_plies, card, sha256, summary, figures)")
+    ag.set_defaults(func=cmd_agents)
 
     tn = sub.add_parser("tournament", help="round robin or gauntlet with duplicate dice, Elo and cross-table")
     tn.add_argument("--variant", required=True, help="variant id, optionally with rule options")
     tn.add_argument("--agents", nargs="+",
-                    help="agent specs (default: the shipped checkpoint of the variant, pubeval, heuristic, random)")
+                    help="agent specs (default: the variant's list in the agent registry: its champion, the "
+                    "references it is measured against, pubeval, heuristic, random; nardy agents --variant V)")
     tn.add_argument("--games", type=int, help="games per pairing, played in duplicate-dice pairs (default 400)")
     tn.add_argument("--jobs", type=int, help="local worker processes (default 1), or the CPUs of a local Ray "
                     "instance (default all); results do not depend on it")
@@ -717,9 +945,48 @@ def build_parser() -> argparse.ArgumentParser:
     tn.add_argument("--stakes", choices=("none", "cube", "dave-geometric", "dave-arithmetic"),
                     help="play for stakes: the doubling cube (CUBE-1 with the variant's jacoby, beaver, "
                          "murphy_cap options) or dave (CUBE-D, LN-8); default none (stake 1)")
+    tn.add_argument("--mat", action="store_true", default=None,
+                    help="also write each pairing's games as a GNU Backgammon .mat file in matches/ (short "
+                         "nardy without stakes; bulky: about 1.4 MB per 1,000 games); --resume keeps the choice")
+    tn.add_argument("--analyze", action="store_true",
+                    help="when the games are played, score every decision against the variant's champion at "
+                         "2 ply (nardy analyze) and print error rates next to the standings")
+    tn.add_argument("--analyze-games", type=_positive, metavar="N",
+                    help="analyse a sample of N games (drawn with the tournament seed) instead of all")
+    tn.add_argument("--analyze-reference", metavar="SPEC", default="best@2ply",
+                    help="the reference agent of --analyze (default best@2ply)")
     tn.set_defaults(func=cmd_tournament)
 
-    sv = sub.add_parser("serve", help="answer agent-protocol JSON lines on stdin/stdout (POSITIONS.md)")
+    an = sub.add_parser("analyze", help="error rates of every decision of recorded games against a reference "
+                        "agent, per agent, position class and the cube")
+    an.add_argument("games", nargs="+", metavar="GAMES",
+                    help="a tournament folder, a games file (games.jsonl, game records) or gnubg .mat files")
+    an.add_argument("--reference", default="best@2ply",
+                    help="the agent that values the decisions (default best@2ply: the variant's champion at 2 "
+                         "ply; any spec: td:PATH@1ply, gnubg:2ply)")
+    an.add_argument("--variant", default="backgammon",
+                    help="the variant of .mat files (default backgammon); records carry their own")
+    an.add_argument("--out", help="folder for analysis.jsonl (one line per game, appended as analysed) and "
+                    "analysis.json (the summary)")
+    an.add_argument("--resume", action="store_true", help="keep the games already analysed in --out")
+    an.add_argument("--sample", type=_positive, metavar="N", help="analyse N games drawn with --seed")
+    an.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    an.add_argument("--json", action="store_true", help="print the summary as JSON")
+    an.add_argument("--jobs", type=int, help="local worker processes (default 1), or the CPUs of a local Ray "
+                    "instance; results do not depend on it")
+    an.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="local processes (default) or Ray tasks")
+    an.add_argument("--address", help="--backend ray: the cluster to join")
+    an.add_argument("--no-progress", action="store_true", help="no progress bar")
+    an.set_defaults(func=cmd_analyze)
+
+    rp = sub.add_parser("report", help="one self-contained HTML page (figures as inline SVG) for a tournament "
+                        "folder or a training run folder")
+    rp.add_argument("folder", metavar="DIR", help="a tournament folder or a training run folder (metrics.jsonl)")
+    rp.add_argument("--out", metavar="FILE", help="the page to write (default DIR/report.html)")
+    rp.set_defaults(func=cmd_report)
+
+    sv = sub.add_parser("serve", help="answer agent-protocol JSON lines on stdin/stdout (docs/environments.md)")
     sv.add_argument("--agent", required=True, help="agent spec, e.g. heuristic or td:checkpoints/...pt")
     sv.add_argument("--variant", default="backgammon",
                     help="variant, optionally with rule options (default backgammon)")

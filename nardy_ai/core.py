@@ -3,8 +3,9 @@
 In the spirit of pgx: a :class:`Games` holds ``N`` games at once (boards, the player on roll,
 the stake, results, ply counts), and every step is a function from a :class:`Games` to a new
 one; nothing here draws dice from a hidden stream, asks an agent or writes a record.  The
-game runner (:func:`nardy_ai.game.play_games`), training self-play, the benchmarks' samplers,
-the Gymnasium environment (:mod:`nardy_ai.env`) and a researcher's own learner drive it:
+game driver (:mod:`nardy_ai.driver`: dice sources, one checked step, the run loop) plays it for
+the game runner, self-play, rollouts, the samplers and the environments; a researcher's own
+learner may drive it directly:
 
 >>> import numpy as np
 >>> from nardy_ai import core

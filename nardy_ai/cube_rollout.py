@@ -8,7 +8,7 @@ branches rolls the same dice, the first two rolls stratified over the 36 as in
 
 no double (ND)
     the stake as it is; the root player rolls without raising, and from the next turn on both
-    players decide raises, takes and passes with the agent (:func:`nardy_ai.game.cube_stage`);
+    players decide raises, takes and passes with the agent (:class:`nardy_ai.driver.CubeStage`);
 double / take (DT)
     the stake raised to ``next`` and held by the opponent (it took), then the same.
 
@@ -19,7 +19,8 @@ under the cube, BG-J, LN-8) or passes a raise (the stake before the raise), or a
 — gnubg's truncated cubeful rollouts.  Results are points for the root player in units of the
 root's current stake, with standard errors over the games; double/pass is +1 by definition.
 
-Everything runs in one lockstep batch per chunk of positions through :mod:`nardy_ai.core`.
+Everything runs in one lockstep batch per chunk of positions: a call of the game driver
+(:func:`nardy_ai.driver.run`) from the given boards, with :class:`nardy_ai.driver.StratifiedDice`.
 """
 
 from __future__ import annotations
@@ -28,13 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import core
+from . import core, driver
 from .agents.base import Agent
 from .cube import CENTRE, CubeViews, Stakes, progression
 from .cubeful import node_values
-from .errors import IllegalPlay
-from .game import GameTooLong, cube_stage
-from .rollout import ROLLS36, later_rolls, stratified_rolls
+from .driver import CubeStage, StratifiedDice
 from .variants import Variant
 
 
@@ -103,34 +102,12 @@ def cubeful_rollout(boards, cubes: CubeViews, variant: Variant, agent: Agent, ga
 def _play_chunk(boards, cubes, v, agent, games, truncate, seed, rng, max_plies) -> np.ndarray:
     """Points of every game of the chunk for the root player (player 0), ``(P * 2 * games,)``."""
     state = _start(boards, cubes, v, games)
-    n = state.n
-    c = np.arange(n) % games                          # the game's dice stream
-    first, second = stratified_rolls(seed, c)
-    history: list[list] = [[] for _ in range(n)]
-    for ply in range(max_plies + 1):
-        idx = state.running()
-        if not len(idx):
-            break
-        if truncate is not None and ply == truncate:
-            break
-        if ply == max_plies:
-            raise GameTooLong(f"cubeful rollout: a game has no winner after {max_plies} plies (COM-6)")
-        if ply > 0:                                   # the root rolls without raising (ND) / after the take (DT)
-            state = cube_stage(state, ply, idx, (agent, agent), history)
-            idx = state.running()
-            if not len(idx):
-                break
-        if ply == 0:
-            dice = ROLLS36[first[idx]]
-        elif ply == 1:
-            dice = ROLLS36[second[idx]]
-        else:
-            dice = ROLLS36[later_rolls(seed, c[idx], ply)]
-        after = core.legal(state, _full(dice, idx, n), idx)
-        pick = np.asarray(agent.choose(after, v, rng), np.int64)
-        if pick.shape != (len(idx),) or np.any(pick < after.offsets[:-1]) or np.any(pick >= after.offsets[1:]):
-            raise IllegalPlay(f"agent {agent.name!r} chose rows that are not afterstates of its positions")
-        state = core.play(state, idx, after.boards[pick])
+    dice = StratifiedDice(seed, np.arange(games))     # game c of every branch: the same dice
+    limit, too_long = driver.plies_cap(max_plies, truncate, lambda games, idx: (
+        f"cubeful rollout: a game has no winner after {max_plies} plies (COM-6)"))
+    # The root rolls without raising (ND) / after the take (DT): the stakes stage from ply 1.
+    state = driver.run(state, dice, agent, rng, max_plies=limit, too_long=too_long,
+                       cube=CubeStage((agent, agent), from_ply=1)).games
     points = np.where(state.winner == 0, state.points, -state.points).astype(float)
     live = state.running()
     if len(live):                                     # truncated: the cubeful value of the player on roll
@@ -138,12 +115,3 @@ def _play_chunk(boards, cubes, v, agent, games, truncate, seed, rng, max_plies) 
         value = node_values(state.board[live], views, agent.evaluation, 0, v)[2]
         points[live] = np.where(state.turn[live] == 0, value, -value)
     return points
-
-
-def _full(dice: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
-    """The ``(n, 2)`` dice of the batch with the running games' ``dice`` at ``idx``."""
-    out = np.ones((n, 2), np.int64)
-    out[idx] = dice
-    return out
-
-

@@ -21,10 +21,13 @@ Ids: ``nardy_ai/Backgammon-v0``, ``nardy_ai/ShortCaucasian-v0``, ``nardy_ai/Shor
 - **Action**: an index into the legal afterstates of the roll (``Discrete(MAX_ACTIONS)``);
   ``info["action_mask"]`` (int8, ``MAX_ACTIONS``) marks the legal ones, ``info["afterstates"]``
   holds their boards (learner's view, before the opponent's turn) and ``info["plays"]`` their
-  notation.  A forced or empty move (COM-4) is still one step with one legal action.  An
-  index with no afterstate ends the game lost at the variant's highest result
-  (``illegal="lose"``, reward ``-max points``, ``info["illegal_action"]``) or raises
-  :class:`~nardy_ai.errors.IllegalPlay` (``illegal="raise"``).
+  notation (worked out when read).  A forced or empty move (COM-4) is still one step with one
+  legal action.  An index with no afterstate raises :class:`~nardy_ai.errors.IllegalPlay`
+  (``illegal="raise"``, the default) or, with ``illegal="lose"``, ends the game lost at the
+  variant's highest result (reward ``-max points``, ``info["illegal_action"]``).
+  :meth:`NardyEnv.features` encodes afterstates with the project's encoders in one call.
+- **Batched**: :mod:`nardy_ai.vector_env` steps ``N`` games per call
+  (``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``).
 - **Reward**: the points of the game once it ends (won: +, lost: -; stakes included), else 0.
 - **Dice and seeds**: ``reset(seed=s)`` plays the dice and the opponent's random choices of
   ``nardy_ai.game.play_games(..., seed=s)``: the same game as the native runner when the
@@ -38,6 +41,8 @@ Ids: ``nardy_ai/Backgammon-v0``, ``nardy_ai/ShortCaucasian-v0``, ``nardy_ai/Shor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 try:
@@ -46,7 +51,7 @@ try:
 except ImportError as e:                                   # pragma: no cover - the extra is missing
     raise ImportError("nardy_ai.env needs Gymnasium: pip install -e '.[gym]'") from e
 
-from . import GYM_ENVS, core, register_gym_envs
+from . import GYM_ENVS, core, driver, register_gym_envs
 from .agents import make_agent
 from .board import flip
 from .cube import stakes_variant
@@ -100,6 +105,50 @@ def action_mask(n_legal: int) -> np.ndarray:
     return mask
 
 
+def check_seat_and_illegal(seat, illegal) -> None:
+    """The learner's ``seat`` (0, 1 or None: drawn) and the ``illegal`` action rule ('raise' or
+    'lose') of an environment; :class:`NardyError` naming the bad one."""
+    if seat not in (None, 0, 1):
+        raise NardyError(f"seat must be 0 (white), 1 (black) or None (random), got {seat!r}")
+    if illegal not in ("lose", "raise"):
+        raise NardyError(f"illegal must be 'raise' or 'lose', got {illegal!r}")
+
+
+def encode(boards: np.ndarray, encoder, variant) -> np.ndarray:
+    """The inputs ``(M, F)`` float32 of an encoder (an encoder or its name, of the variant's
+    family) for boards such as an environment's afterstates, in one call."""
+    if encoder is None:
+        raise NardyError("features() needs an encoder: pass its name or make the env with encoder=NAME")
+    enc = get_encoder(encoder, variant) if isinstance(encoder, str) else encoder
+    return enc(np.asarray(boards, np.int8)).astype(np.float32)
+
+
+class LazyPlays(Sequence):
+    """The play notation of a roll's legal afterstates (POSITIONS.md), in action order, worked
+    out only when first read (``len`` needs none): ``info["plays"]``."""
+
+    def __init__(self, after):
+        self._after, self._plays = after, None
+
+    def _list(self) -> list[str]:
+        if self._plays is None:
+            a = self._after
+            self._plays = list(a.plays) if a.plays is not None else a.notation(np.arange(len(a.boards)))
+        return self._plays
+
+    def __len__(self) -> int:
+        return len(self._after.boards)
+
+    def __getitem__(self, i):
+        return self._list()[i]
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
 class NardyEnv(gym.Env):
     """One game of ``variant`` per episode: the learner's seat against ``opponent`` (an agent
     spec, as ``nardy tournament`` takes: ``random``, ``heuristic``, ``pubeval``, ``td:PATH``...).
@@ -109,13 +158,10 @@ class NardyEnv(gym.Env):
 
     def __init__(self, variant: str = "backgammon", opponent: str = "random", seat: int | None = None,
                  encoder: str | None = None, stakes: str | None = None, learner_cube: str = "heuristic",
-                 illegal: str = "lose", max_plies: int = 5000, render_mode: str | None = None):
+                 illegal: str = "raise", max_plies: int = 5000, render_mode: str | None = None):
         self.variant = stakes_variant(parse_variant_spec(variant), stakes)
         self.stakes = stakes
-        if seat not in (None, 0, 1):
-            raise NardyError(f"seat must be 0 (white), 1 (black) or None (random), got {seat!r}")
-        if illegal not in ("lose", "raise"):
-            raise NardyError(f"illegal must be 'lose' or 'raise', got {illegal!r}")
+        check_seat_and_illegal(seat, illegal)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise NardyError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.opponent = make_agent(opponent, self.variant)
@@ -145,26 +191,18 @@ class NardyEnv(gym.Env):
         return (self.learner_cube, self.opponent) if self.seat == 0 else (self.opponent, self.learner_cube)
 
     def _advance(self) -> None:
-        """Play on (stakes, the opponent's turns) until the learner is to choose or the game ends."""
-        from .game import cube_stage
-        v = self.variant
-        while not self.games.over[0] and self.games.plies[0] < self.max_plies:
-            g = self.games
-            dice = core.roll(g, self.dice_rng)
-            if g.stakes is not None and not (g.plies[0] == 0 and v.opening == "opening_roll"):
-                self.games = g = cube_stage(g, int(g.plies[0]), np.array([0]), self._cube_agents(),
-                                             [[]])
-                if g.over[0]:
-                    break
-            after = core.legal(g, dice, np.array([0]))
-            if g.turn[0] == self.seat:
-                self.dice, self.after = dice[0], after
-                return
-            pick = np.asarray(self.opponent.choose(after, v, self.agent_rng), np.int64)
-            if pick.shape != (1,) or not 0 <= pick[0] < len(after.boards):
-                raise IllegalPlay(f"agent {self.opponent.name!r} chose rows that are not afterstates")
-            self.games = core.play(g, np.array([0]), after.boards[pick])
-        self.dice, self.after = np.zeros(2, np.int64), None
+        """Play on (stakes, the opponent's turns) until the learner is to choose or the game
+        ends: a run of the game driver with the learner's seat decided outside it."""
+        g = self.games
+        policy = (None, self.opponent) if self.seat == 0 else (self.opponent, None)
+        cube = driver.CubeStage(self._cube_agents()) if g.stakes is not None else None
+        out = driver.run(g, driver.SeededDice(self.dice_rng), policy, self.agent_rng, ply=int(g.plies[0]),
+                         max_plies=self.max_plies, cube=cube)
+        self.games = out.games
+        if out.pending is not None:
+            self.dice, self.after = out.pending.dice[0], out.pending.after
+        else:
+            self.dice, self.after = np.zeros(2, np.int64), None
 
     def step(self, action):
         if self.games is None:
@@ -206,13 +244,18 @@ class NardyEnv(gym.Env):
         info = {"seat": self.seat, "ply": int(self.games.plies[0]), "action_mask": action_mask(n)}
         if self.after is not None:
             info["afterstates"] = self.after.boards
-            info["plays"] = self.after.notation(np.arange(n))
+            info["plays"] = LazyPlays(self.after)
         if self.games.over[0]:
             info.update(winner=int(self.games.winner[0]), level=int(self.games.level[0]),
                         points=int(self.games.points[0]))
         if self.games.stakes is not None:
             info["stake"] = int(self.games.stakes.value[0])
         return info
+
+    def features(self, boards: np.ndarray, encoder: str | None = None) -> np.ndarray:
+        """The inputs ``(M, F)`` float32 of an encoder (by name; default the environment's) for
+        boards such as ``info["afterstates"]`` (learner's view), in one call."""
+        return encode(boards, self.encoder if encoder is None else encoder, self.variant)
 
     def render(self):
         if self.games is None:

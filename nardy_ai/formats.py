@@ -135,6 +135,10 @@ def board_from_position_id(pid: str, variant: str | Variant = "backgammon") -> n
     if not isinstance(pid, str):
         raise FormatError(f"a Position ID must be a string, got {type(pid).__name__}")
     s = pid.strip()
+    if ":" in s and len(s.split(":")[0].strip()) == _ID_LENGTH:
+        raise FormatError(f"{pid[:80]!r} is a GNU Backgammon ID with a Match ID after ':'; give the "
+                          f"{_ID_LENGTH}-character Position ID alone (the cube, dice and score of a "
+                          f"Match ID are not read)")
     if len(s) != _ID_LENGTH:
         raise FormatError(f"Position ID {pid!r} has {len(s)} characters; it must have {_ID_LENGTH}")
     for i, c in enumerate(s):
@@ -227,6 +231,11 @@ def xgid(board: np.ndarray, dice: tuple[int, int] | None = None, cube_value: int
     if match_length:
         if jacoby or beaver:
             raise FormatError("jacoby and beaver are money-game rules; match_length must be 0")
+        if max(score) >= match_length:
+            raise FormatError(f"score = {tuple(int(x) for x in score)} must be below match_length = {match_length}")
+        if crawford and match_length - 1 not in score:
+            raise FormatError(f"crawford: the Crawford game needs a player at {match_length - 1} of "
+                              f"{match_length}; score = {tuple(int(x) for x in score)}")
         rules = int(crawford)
     else:
         if crawford:
@@ -260,8 +269,11 @@ def board_from_xgid(s: str, variant: str | Variant = "backgammon") -> tuple[np.n
     centre / mover / opponent), ``cube_action`` (None, ``"double"``, ``"beaver"``,
     ``"raccoon"``), ``turn`` (``"bottom"`` or ``"top"``: which XG player is our mover),
     ``score`` (``(mover, opponent)``), ``match_length`` (0 = money), ``crawford``, ``jacoby``,
-    ``beaver`` and ``max_cube``. Only the position and the turn are required; missing trailing
-    fields take XG's defaults.
+    ``beaver`` and ``max_cube``.  An XGID has its 10 fields (position, cube value, cube
+    position, turn, dice, score bottom, score top, crawford/jacoby, match length, max cube), or
+    only the first 4 (a money position before the roll: the others take XG's defaults); any
+    other count is refused, as a cut-off XGID would read its missing fields (a match length, a
+    score) as defaults.
     """
     v = _short_variant(variant, "the XGID")
     if not isinstance(s, str):
@@ -270,9 +282,12 @@ def board_from_xgid(s: str, variant: str | Variant = "backgammon") -> tuple[np.n
     if text.upper().startswith("XGID="):
         text = text[5:]
     fields = text.split(":")
-    if len(fields) < 4 or len(fields) > 10:
-        raise FormatError(f"XGID {s!r} has {len(fields)} fields separated by ':'; "
-                          "it needs 4 to 10 (position, cube, cube position, turn, ...)")
+    if len(fields) not in (4, 10):
+        raise FormatError(f"XGID {s[:80]!r} has {len(fields)} fields separated by ':'; an XGID has 10 "
+                          f"(position, cube, cube position, turn, dice, score bottom, score top, "
+                          f"crawford/jacoby, match length, max cube) or, for a money position before "
+                          f"the roll, the first 4" + (": is it cut off?" if 4 < len(fields) < 10 else ""))
+    s = s[:80]                           # for the messages below (the fields above are checked whole)
     pos = fields[0]
     if len(pos) != 26:
         raise FormatError(f"XGID {s!r}: the position has {len(pos)} characters; it must have 26")
@@ -328,6 +343,15 @@ def board_from_xgid(s: str, variant: str | Variant = "backgammon") -> tuple[np.n
         raise FormatError(f"XGID {s!r}: crawford/jacoby field {rules} is out of range")
     if not 0 <= max_exp <= 15:
         raise FormatError(f"XGID {s!r}: max cube exponent {max_exp} must be 0-15")
+    if cube_exp > max_exp:
+        raise FormatError(f"XGID {s!r}: cube value exponent {cube_exp} is above the max cube exponent {max_exp}")
+    if match_length and max(score_bottom, score_top) >= match_length:
+        raise FormatError(f"XGID {s!r}: scores {score_bottom} and {score_top} must be below the "
+                          f"match length {match_length}")
+    if match_length and rules == 1 and match_length - 1 not in (score_bottom, score_top):
+        raise FormatError(f"XGID {s!r}: crawford/jacoby field 1 marks the Crawford game, which needs a "
+                          f"player at {match_length - 1} of {match_length}; the scores are "
+                          f"{score_bottom} and {score_top}")
 
     mover, opp = (bottom, top) if turn == 1 else (top, bottom)
     board = _board_from_sides(mover, opp, v, f"XGID {s!r}")

@@ -31,18 +31,15 @@ from typing import IO, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from .agents.base import Agent, subset
-from .board import OFF, flip, parse_json
-from . import core
+from .agents.base import Agent
+from .board import OFF, parse_json
+from . import core, driver
 from .cube import CubeState, Stakes, apply as cube_apply, new_state, stakes_name
-from .errors import FormatError, IllegalPlay, NardyError, UnknownVariant
+from .driver import GameTooLong
+from .errors import FormatError, IllegalPlay, UnknownVariant
 from .scoring import result_levels, result_points  # noqa: F401  (their home before the core)
 from .stats import mean_ci95, wilson_interval  # noqa: F401  (wilson_interval's home was here)
 from .variants import Variant, variant_options, with_options
-
-
-class GameTooLong(NardyError):
-    """A game reached the ``max_plies`` safety cap without a winner."""
 
 
 # --- results: nardy_ai.scoring (kept importable from here) ----------------------------------
@@ -166,10 +163,10 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
     stake 1, as the platform always did (training and benchmarks rely on it, whatever the
     variant's own ``stakes`` field says); ``"cube"`` (CUBE-1, with the variant's BG-J, BG-M
     and BG-B options), ``"dave"`` (the variant's progression), ``"dave-geometric"`` or
-    ``"dave-arithmetic"`` (CUBE-D, LN-8) play for stakes (the cube stage: :func:`cube_stage`).
+    ``"dave-arithmetic"`` (CUBE-D, LN-8) play for stakes (the cube stage: :class:`nardy_ai.driver.CubeStage`).
 
-    A driver of :mod:`nardy_ai.core`: the core keeps the games, this loop asks the agents and
-    writes the records.
+    A call of the game driver (:func:`nardy_ai.driver.run`): the core keeps the games, the
+    driver asks the agents, this function writes the records.
     """
     n = int(n_games)
     dice_rng = np.random.default_rng(seed)
@@ -183,35 +180,17 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
         for g, k in enumerate(core.automatic_doubles(v, n, lots).tolist()):
             for i in range(k):
                 history[g].append([0, -1, "auto", 2 ** (i + 1)])
-    for ply in range(max_plies + 1):
-        idx = games.running()
-        if not len(idx):
-            break
-        if ply == max_plies:
-            raise GameTooLong(f"game {idx[0]} (seed {seed}, {v.id}) has no winner after "
-                              f"max_plies={max_plies} plies (COM-6); {len(idx)} games unfinished")
-        roll = core.roll(games, dice_rng)                # drawn for every game, cube or not
-        if staked and not (ply == 0 and v.opening == "opening_roll"):
-            games = cube_stage(games, ply, idx, agents, history)
-            idx = games.running()
-            if not len(idx):
-                break
-        after = core.legal(games, roll, idx)
-        turn = games.turn[idx]
-        chosen = np.empty(len(idx), np.int64)
-        for seat in (0, 1):
-            sel = np.flatnonzero(turn == seat)
-            if not len(sel):
-                continue
-            sub, rows = (after, None) if len(sel) == len(idx) else subset(after, sel)
-            pick = np.asarray(agents[seat].choose(sub, v, agent_rng), np.int64)
-            if pick.shape != (len(sel),) or np.any(pick < sub.offsets[:-1]) or np.any(pick >= sub.offsets[1:]):
-                raise IllegalPlay(f"agent {agents[seat].name!r} chose rows that are not afterstates "
-                                  f"of its positions")
-            chosen[sel] = pick if rows is None else rows[pick]
-        if record:
-            log.append((idx, turn, roll[idx], after.notation(chosen)))
-        games = core.play(games, idx, after.boards[chosen])
+
+    def too_long(games: core.Games, idx: np.ndarray) -> GameTooLong:
+        return GameTooLong(f"game {idx[0]} (seed {seed}, {v.id}) has no winner after "
+                           f"max_plies={max_plies} plies (COM-6); {len(idx)} games unfinished")
+
+    def keep(rec: driver.Ply, _) -> None:
+        log.append((rec.idx, rec.turn, rec.dice, rec.after.notation(rec.chosen)))
+
+    games = driver.run(games, driver.SeededDice(dice_rng), tuple(agents), agent_rng, max_plies=max_plies,
+                       too_long=too_long, cube=driver.CubeStage(agents, history) if staked else None,
+                       on_ply=keep if record else None).games
 
     turns: list[list[Turn]] = [[] for _ in range(n)]
     opening: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -231,71 +210,6 @@ def play_games(variant: str | Variant, agents: tuple[Agent, Agent], n_games: int
             r.stakes, r.stake = stakes_name(v, stakes), int(games.stakes.value[g])
             r.passed, r.cube = bool(games.passed[g]), history[g]
     return recs
-
-
-def ask_cube(agent: Agent, op: str, boards: np.ndarray, cubes, v: Variant,
-             default: bool) -> tuple[np.ndarray, list | None]:
-    """One batched cube question (``double``, ``take``, ``beaver``) to an agent: its decisions
-    ``(N,)`` bool and its equities (a dict per position, or None).  An agent without the method
-    answers ``default`` (never doubles, always takes)."""
-    fn = getattr(agent, op, None)
-    if fn is None or not len(boards):
-        return np.full(len(boards), default), None
-    decisions, equities = fn(boards, cubes, v)
-    out = np.asarray(decisions, bool)
-    if out.shape != (len(boards),):
-        raise IllegalPlay(f"agent {agent.name!r} answered {op} for {out.shape} positions, "
-                          f"not {len(boards)}")
-    return out, equities
-
-
-def cube_stage(games: core.Games, ply: int, idx: np.ndarray, agents: tuple[Agent, Agent],
-                history: list[list]) -> core.Games:
-    """Before the roll of ``ply``: offers, takes, beavers and passes in the running games
-    ``idx``, one agent call per seat and question; appends ``[ply, player, action, stake
-    after it]`` to ``history[g]``.  The taker sees the position from its own side."""
-    v = games.variant
-    can = core.may_double(games, idx)
-    mover = games.turn[idx]
-    for seat in (0, 1):
-        g = idx[can & (mover == seat)]
-        if not len(g):
-            continue
-        st = games.stakes
-        doubled = g[ask_cube(agents[seat], "double", games.board[g], st.views(g, np.full(len(g), seat)), v, False)[0]]
-        if not len(doubled):
-            continue
-        took = ask_cube(agents[1 - seat], "take", flip(games.board[doubled], v),
-                        st.views(doubled, np.full(len(doubled), 1 - seat)), v, True)[0]
-        for g_ in doubled.tolist():
-            history[g_].append([ply, seat, "double", int(st.value[g_])])
-        gone = doubled[~took]
-        for g_ in gone.tolist():
-            history[g_].append([ply, 1 - seat, "pass", int(st.value[g_])])
-        games = core.refuse(games, gone, seat)
-        kept = doubled[took]
-        bv_mask = np.zeros(len(kept), bool)
-        if v.beaver and v.stakes == "cube" and len(kept):
-            bv_mask = ask_cube(agents[1 - seat], "beaver", flip(games.board[kept], v),
-                               st.views(kept, np.full(len(kept), 1 - seat)), v, False)[0]
-        plain = kept[~bv_mask]
-        games = core.take(games, plain, 1 - seat)
-        for g_ in plain.tolist():
-            history[g_].append([ply, 1 - seat, "take", int(games.stakes.value[g_])])
-        bv = kept[bv_mask]
-        if len(bv):                             # BG-B: take and redouble, keeping the cube
-            games = core.beaver(games, bv, 1 - seat)
-            for g_ in bv.tolist():
-                history[g_].append([ply, 1 - seat, "beaver", int(games.stakes.value[g_])])
-            cubes = games.stakes.views(bv, np.full(len(bv), seat), on_roll=True)   # the doubler, on roll
-            again = ask_cube(agents[seat], "take", games.board[bv], cubes, v, True)[0]
-            for g_ in bv[~again].tolist():
-                history[g_].append([ply, seat, "pass", int(games.stakes.value[g_])])
-            games = core.refuse(games, bv[~again], 1 - seat)
-            games = core.take_beaver(games, bv[again])
-            for g_ in bv[again].tolist():
-                history[g_].append([ply, seat, "take", int(games.stakes.value[g_])])
-    return games
 
 
 def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
@@ -330,39 +244,9 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
         games = replace(core.fresh(v, n), turn=first.copy(), first=first.copy(),
                         stakes=Stakes.start(v, n) if staked else None)
         hist = np.zeros((n, plies.max() + 1, 28), np.int8)
-        dice = np.zeros((n, 2), np.int64)
-        cube_actions = _cube_actions_by_ply(recs)
-        for k in range(plies.max() + 1):
-            if k in cube_actions:
-                games = _replay_cube_actions(games, cube_actions[k])
-            act = np.flatnonzero((plies > k) & ~games.over)
-            if not len(act):
-                continue
-            for j in act:
-                r = recs[j]
-                if r.turns[k].player != games.turn[j]:
-                    raise FormatError(f"game {r.game}, turn {k + 1}: player {r.turns[k].player} "
-                                      f"is not on roll")
-                dice[j] = r.turns[k].dice
-            after = core.legal(games, dice, act, notation=True)
-            rows = np.empty(len(act), np.int64)
-            for a, j in enumerate(act):
-                lo, hi = int(after.offsets[a]), int(after.offsets[a + 1])
-                play = recs[j].turns[k].play
-                legal = after.plays[lo:hi]
-                if legal.count(play) != 1:
-                    raise IllegalPlay(f"game {recs[j].game}, turn {k + 1}: {play!r} with dice "
-                                      f"{list(recs[j].turns[k].dice)} is not one legal play; "
-                                      f"legal: {', '.join(repr(p) for p in legal)}")
-                rows[a] = lo + legal.index(play)
-            new = after.boards[rows]
-            hist[act, k] = games.board[act]
-            last = (plies[act] == k + 1) & ~passed[act]     # a pass ends a game before a roll
-            if np.any((new[:, OFF] == 15) != last):
-                j = act[np.flatnonzero((new[:, OFF] == 15) != last)[0]]
-                raise FormatError(f"game {recs[j].game}: the game does not end at its last turn (COM-6)")
-            hist[act[last], k + 1] = new[last]
-            games = core.play(games, act, new)
+        recorded = _Recorded(recs, plies, passed, hist)
+        games = driver.run(games, recorded.dice, recorded, cube=recorded.cube, max_plies=int(plies.max()) + 1,
+                           on_ply=recorded.keep, notation=True).games
         for j, r in enumerate(recs):
             if passed[j]:
                 hist[j, r.plies] = games.board[j]
@@ -373,6 +257,66 @@ def replay(records: Sequence[GameRecord]) -> list[np.ndarray]:
                                   + (f"{got[0]}, {got[1]}, {got[2]}" if games.over[j] else "no result"))
             out[members[j]] = hist[j, :r.plies + 1]
     return out
+
+
+class _Recorded:
+    """The recorded games of one :func:`replay` group as the driver's dice source, stakes stage
+    and policy: each turn's recorded roll (its player checked), the recorded cube actions
+    before it, and the one legal afterstate its notation names; keeps the boards."""
+
+    name = "record"
+
+    def __init__(self, recs: Sequence[GameRecord], plies: np.ndarray, passed: np.ndarray, hist: np.ndarray):
+        self.recs, self.plies, self.passed, self.hist = recs, plies, passed, hist
+        self.cube_actions = _cube_actions_by_ply(recs)
+        self.idx, self.k = np.zeros(0, np.int64), 0
+
+    def dice(self, games: core.Games, k: int, idx: np.ndarray) -> np.ndarray:
+        out = np.ones((len(idx), 2), np.int64)       # a game past its turns must pass (its cube actions)
+        for a, j in enumerate(idx.tolist()):
+            r = self.recs[j]
+            if k >= r.plies:
+                continue
+            if r.turns[k].player != games.turn[j]:
+                raise FormatError(f"game {r.game}, turn {k + 1}: player {r.turns[k].player} is not on roll")
+            out[a] = r.turns[k].dice
+        return out
+
+    def cube(self, games: core.Games, k: int, idx: np.ndarray) -> core.Games:
+        if k in self.cube_actions:
+            games = _replay_cube_actions(games, self.cube_actions[k])
+        self.idx, self.k = idx[~games.over[idx]], k
+        return games
+
+    def choose(self, after, variant, rng) -> np.ndarray:
+        k = self.k
+        rows = np.empty(len(self.idx), np.int64)
+        for a, j in enumerate(self.idx.tolist()):
+            r = self.recs[j]
+            if k >= r.plies:
+                raise FormatError(f"game {r.game}: recorded winner {r.winner}, level {r.level}, "
+                                  f"{r.points} points; replay gives no result")
+            lo, hi = int(after.offsets[a]), int(after.offsets[a + 1])
+            play = r.turns[k].play
+            legal = after.plays[lo:hi]
+            if legal.count(play) != 1:
+                raise IllegalPlay(f"game {r.game}, turn {k + 1}: {play!r} with dice "
+                                  f"{list(r.turns[k].dice)} is not one legal play; "
+                                  f"legal: {', '.join(repr(p) for p in legal)}")
+            rows[a] = lo + legal.index(play)
+        new = after.boards[rows]
+        last = (self.plies[self.idx] == k + 1) & ~self.passed[self.idx]     # a pass ends a game before a roll
+        if np.any((new[:, OFF] == 15) != last):
+            j = self.idx[np.flatnonzero((new[:, OFF] == 15) != last)[0]]
+            raise FormatError(f"game {self.recs[j].game}: the game does not end at its last turn (COM-6)")
+        return rows
+
+    def keep(self, rec: driver.Ply, _) -> None:
+        """The boards before each turn and after the winning play."""
+        self.hist[rec.idx, rec.ply] = rec.boards
+        new = rec.after.boards[rec.chosen]
+        won = new[:, OFF] == 15
+        self.hist[rec.idx[won], rec.ply + 1] = new[won]
 
 
 def _cube_actions_by_ply(recs: Sequence[GameRecord]) -> dict[int, list[tuple[int, int, str, str | None]]]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .board import flip
 from .cube import CubeViews
-from .game import ask_cube
+from .driver import ask_cube
 from .movegen import generate
 from .variants import Variant
 

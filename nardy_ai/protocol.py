@@ -33,7 +33,8 @@ import numpy as np
 from . import __version__
 from .agents.base import Agent
 from .board import MAX_LINE_CHARS, board_from_json, board_to_json, json_object, numbered_lines
-from .errors import FormatError, IllegalPlay, InvalidPosition, NardyError
+from .driver import ask
+from .errors import FormatError, InvalidPosition, NardyError
 from .movegen import generate
 from .variants import Variant, get_variant
 
@@ -123,11 +124,7 @@ class Server:
             return []
         v = self.variant
         after = generate(np.stack([b for b, _ in positions]), np.array([d for _, d in positions]), v)
-        rows = np.asarray(self.agent.choose(after, v, self.rng), np.int64)
-        if (rows.shape != (len(positions),) or np.any(rows < after.offsets[:-1])
-                or np.any(rows >= after.offsets[1:])):
-            raise IllegalPlay(f"agent {self.agent.name!r} chose rows that are not afterstates "
-                              f"of its positions")
+        rows = ask(self.agent, after, v, self.rng)          # the agent's picks, checked
         chosen = after.boards[rows]
         eq = self.agent.equity(chosen, v)
         return [{"play": play, "afterstate": board_to_json(board),

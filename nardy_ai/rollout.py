@@ -27,8 +27,9 @@ with a greedy 0-ply neural agent and no dice given, its 1-ply value (every first
 the ``evaluator`` argument: anything with ``probabilities(afterstates) -> (M, K)`` in that
 layout.
 
-Dice (variance reduction).  The dice of game ``g`` depend only on the seed and ``g``, never on
-the position, the plays or how the games are split into tasks:
+Dice (variance reduction: :class:`nardy_ai.driver.StratifiedDice`).  The dice of game ``g``
+depend only on the seed and ``g``, never on the position, the plays or how the games are split
+into tasks:
 
 - *Duplicate dice across positions*: game ``g`` of every position of the batch rolls the same
   dice, so the rollouts of the candidate plays of one decision (their afterstates in one
@@ -60,18 +61,18 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from . import core, driver
 from .agents import Agent, make_agent
 from .board import BAR, BOARD_SIZE, CHECKERS, OFF, OPP_BAR, OPP_OFF, flip
-from .errors import IllegalPlay, InvalidDice, InvalidPosition, NardyError
-from .game import GameTooLong
+from .driver import StratifiedDice
+from .errors import InvalidDice, InvalidPosition, NardyError
 from .scoring import result_levels
 from .model import equity, flip_outcomes, n_outputs, outcome_targets
-from .movegen import generate
 from .variants import Variant, get_variant
 
 #: Games per position of a task by default (9 blocks of 36 rolls).
@@ -80,63 +81,9 @@ DEFAULT_CHUNK = 324
 MAX_LOCKSTEP = 8192
 #: Default number of games: 36 x 36, every pair of first and second rolls once.
 DEFAULT_GAMES = 1296
-#: The 36 ordered rolls; roll index ``i`` is ``(i // 6 + 1, i % 6 + 1)``.
-ROLLS36 = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], np.int64)
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_TAG_FIRST, _TAG_SECOND, _TAG_SHIFT, _TAG_LATER = 1, 2, 3, 4
-
 
 class RolloutError(NardyError):
     """Rollout settings that cannot work (a truncation without an evaluator, bad counts)."""
-
-
-# --- dice ----------------------------------------------------------------------------------
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _hash(key: np.uint64, *parts) -> np.ndarray:
-    """A 64-bit hash of the seed key and integer arrays (broadcast together)."""
-    h = np.full(np.broadcast_shapes(*(np.shape(p) for p in parts)), key, np.uint64)
-    for p in parts:
-        h = _mix(h ^ _mix(np.asarray(p).astype(np.uint64) + _GOLDEN))
-    return h
-
-
-def _roll_index(h: np.ndarray) -> np.ndarray:
-    """Hashes to roll indices 0..35 (multiply-shift; bias below 1e-8)."""
-    return (((h >> np.uint64(32)) * np.uint64(36)) >> np.uint64(32)).astype(np.int64)
-
-
-def dice_key(seed: int) -> np.uint64:
-    """The 64-bit key of a rollout seed (any non-negative integer)."""
-    return np.random.SeedSequence(int(seed)).generate_state(1, np.uint64)[0]
-
-
-def stratified_rolls(seed: int, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The first and second random roll indices ``((G,), (G,))`` (0..35, into
-    :data:`ROLLS36`) of games ``games`` (absolute game numbers): see the module docstring."""
-    key = dice_key(seed)
-    g = np.asarray(games, np.int64)
-    i = g % 36
-    first = np.argsort(_hash(key, _TAG_FIRST, np.arange(36)))
-    second = np.argsort(_hash(key, _TAG_SECOND, np.arange(36)))
-    block = g // 36
-    groups, where = np.unique(block // 36, return_inverse=True)
-    shifts = np.argsort(_hash(key, _TAG_SHIFT, groups[:, None], np.arange(36)[None, :]), axis=1)
-    s = shifts[where.reshape(-1), block % 36]
-    return first[i], second[(i + s) % 36]
-
-
-def later_rolls(seed: int, games: np.ndarray, roll: int) -> np.ndarray:
-    """Roll indices ``(G,)`` of random roll number ``roll`` (>= 2) of games ``games``."""
-    return _roll_index(_hash(dice_key(seed), _TAG_LATER, np.asarray(games, np.int64), roll))
 
 
 # --- results -------------------------------------------------------------------------------
@@ -235,81 +182,60 @@ def _evaluator(agent: Agent, evaluator: Any) -> Any:
 
 def play_task(task: RolloutTask) -> tuple[int, dict]:
     """Play one task: ``(task.index, sums)`` with per position ``(P, K)`` sums and sums of
-    squares of the outcome vectors, ``(P,)`` of the equities, plies and truncated games."""
+    squares of the outcome vectors, ``(P,)`` of the equities, plies and truncated games.
+
+    A call of the game driver (:func:`nardy_ai.driver.run`) from the given boards: batch row
+    ``p * C + c`` is game ``c`` of position ``p``; player 0 is the root player (on roll, or
+    the side that has just moved when the boards are afterstates); the dice are
+    :class:`nardy_ai.driver.StratifiedDice`."""
     v = task.variant
     agent = _agent(task.agent, v)
     ev = _evaluator(agent, task.evaluator)
     K = n_outputs(v)
     P, C = len(task.boards), task.games
     rng = np.random.default_rng([task.seed, 0x726F6C6C, task.first_position, task.first_game])
-    games = task.first_game + np.arange(C)
-    first, second = stratified_rolls(task.seed, games)
-    given = task.dice is not None
+    dice = StratifiedDice(task.seed, task.first_game + np.arange(C),
+                          None if task.dice is None else np.repeat(task.dice, C, axis=0))
+    games = start_games(task.boards, v, task.on_roll, C)
+    limit, too_long = driver.plies_cap(task.max_plies, task.truncate, lambda games, idx: (
+        f"{task.label()}: a game has no winner after max_plies={task.max_plies} plies (COM-6)"))
+    games = driver.run(games, dice, agent, rng, max_plies=limit, too_long=too_long).games
 
-    # Row p * C + c is game c of position p.  Live games only: their rows, the board seen by
-    # the player on roll, and whether that player is the root player.
-    rows = np.arange(P * C)
-    if task.on_roll:
-        boards = np.repeat(task.boards, C, axis=0)
-    else:
-        boards = np.repeat(flip(task.boards, v), C, axis=0)
-    root_moves = np.full(P * C, task.on_roll)
     out = np.empty((P * C, K))
-    plies = np.zeros(P * C, np.int64)
-    cut = np.zeros(P * C, bool)
-
-    def score(done: np.ndarray, winner_view: np.ndarray, winner_is_root: np.ndarray) -> None:
-        t = outcome_targets(result_levels(winner_view, v), v).astype(float)
-        out[done] = np.where(winner_is_root[:, None], t, flip_outcomes(t, v))
-
-    over = boards[:, OPP_OFF] == CHECKERS             # the side that just moved has already won
-    if over.any():
-        score(rows[over], flip(boards[over], v), ~root_moves[over])
-        rows, boards, root_moves = rows[~over], boards[~over], root_moves[~over]
-
-    for ply in range(task.max_plies + 1):
-        if not len(rows):
-            break
-        if task.truncate is not None and ply == task.truncate:
-            p = np.asarray(ev.probabilities(flip(boards, v)), float)      # the side that just moved
-            if p.shape != (len(rows), K):
-                raise RolloutError(f"the evaluator gave outcome probabilities of shape {p.shape}; "
-                                   f"{v.id} needs ({len(rows)}, {K})")
-            out[rows] = np.where(root_moves[:, None], flip_outcomes(p, v), p)
-            plies[rows], cut[rows] = ply, True
-            break
-        if ply == task.max_plies:
-            raise GameTooLong(f"{task.label()}: a game has no winner after max_plies={task.max_plies} "
-                              f"plies (COM-6)")
-        c = rows % C
-        r = ply - given
-        if r < 0:
-            dice = task.dice[rows // C]
-        elif r == 0:
-            dice = ROLLS36[first[c]]
-        elif r == 1:
-            dice = ROLLS36[second[c]]
-        else:
-            dice = ROLLS36[later_rolls(task.seed, games[c], r)]
-        after = generate(boards, dice, v)
-        pick = np.asarray(agent.choose(after, v, rng), np.int64)
-        lo, hi = after.offsets[:-1], after.offsets[1:]
-        if pick.shape != (len(rows),) or np.any(pick < lo) or np.any(pick >= hi):
-            raise IllegalPlay(f"agent {agent.name!r} chose rows that are not afterstates of its positions")
-        new = after.boards[pick]
-        won = new[:, OFF] == CHECKERS
-        if won.any():
-            score(rows[won], new[won], root_moves[won])
-            plies[rows[won]] = ply + 1
-        keep = ~won
-        rows, boards, root_moves = rows[keep], flip(new[keep], v), ~root_moves[keep]
-
+    done = games.over
+    t = outcome_targets(games.level[done], v).astype(float)
+    out[done] = np.where((games.winner[done] == 0)[:, None], t, flip_outcomes(t, v))
+    live = games.running()
+    if len(live):                                 # truncated: the evaluator, for the side that just moved
+        p = np.asarray(ev.probabilities(flip(games.board[live], v)), float)
+        if p.shape != (len(live), K):
+            raise RolloutError(f"the evaluator gave outcome probabilities of shape {p.shape}; "
+                               f"{v.id} needs ({len(live)}, {K})")
+        out[live] = np.where((games.turn[live] == 0)[:, None], flip_outcomes(p, v), p)
     eq = equity(out, v)
     by_pos = out.reshape(P, C, K)
     eq_pos = eq.reshape(P, C)
     return task.index, {"sum": by_pos.sum(1), "sumsq": (by_pos ** 2).sum(1),
                         "eq_sum": eq_pos.sum(1), "eq_sumsq": (eq_pos ** 2).sum(1),
-                        "plies": plies.reshape(P, C).sum(1), "truncated": cut.reshape(P, C).sum(1)}
+                        "plies": games.plies.reshape(P, C).sum(1), "truncated": (~done).reshape(P, C).sum(1)}
+
+
+def start_games(boards: np.ndarray, v: Variant, on_roll: bool, copies: int) -> core.Games:
+    """``copies`` games of each position as a core batch (row ``p * copies + c``): player 0
+    is the root player, on roll when ``on_roll`` (else the boards are its afterstates and the
+    opponent, player 1, rolls); a position whose side that just moved has borne off its 15th
+    checker is already over (COM-6), scored from that side's winning afterstate."""
+    n = len(boards) * copies
+    b = np.repeat(boards if on_roll else flip(boards, v), copies, axis=0)
+    turn = np.full(n, 0 if on_roll else 1, np.int64)
+    g = replace(core.fresh(v, n), board=b, turn=turn, first=turn.copy())
+    ended = np.flatnonzero(b[:, OPP_OFF] == CHECKERS)
+    if len(ended):
+        over, winner, level = g.over.copy(), g.winner.copy(), g.level.copy()
+        over[ended], winner[ended] = True, 1 - turn[ended]
+        level[ended] = result_levels(flip(b[ended], v), v)
+        g = replace(g, over=over, winner=winner, level=level)
+    return g
 
 
 def play_task_with_files(files: dict, task: RolloutTask) -> tuple[int, dict]:

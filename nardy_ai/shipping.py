@@ -13,10 +13,11 @@ from typing import Sequence
 
 from .files import write_atomic
 
-#: The shipped net the speed benchmarks (``nardy bench rollout``, ``nardy bench labels``) time
-#: per variant, relative to the repository.
-BENCH_NETS = {"backgammon": "checkpoints/backgammon/td80_anneal/checkpoint.pt",
-              "long": "checkpoints/long/td80/checkpoint.pt"}
+def bench_net(variant) -> str:
+    """The shipped net the speed benchmarks (``nardy bench rollout``, ``nardy bench labels``)
+    time for a variant: its champion in the agent registry (an absolute path)."""
+    from . import registry
+    return str(registry.champion(variant).path)
 
 
 def checkpoint_files(specs: Sequence[str]) -> dict[str, tuple[str, bytes]]:

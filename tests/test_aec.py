@@ -13,6 +13,7 @@ from pettingzoo.test import api_test  # noqa: E402
 from nardy_ai.agents import make_agent  # noqa: E402
 from nardy_ai.aec import SEATS, env  # noqa: E402
 from nardy_ai.env import MAX_ACTIONS  # noqa: E402
+from nardy_ai.errors import IllegalPlay  # noqa: E402
 from nardy_ai.game import play_games  # noqa: E402
 
 
@@ -44,8 +45,12 @@ def test_both_seats_play_the_native_runners_games(variant):
         assert e.games.plies[0] == rec.plies
 
 
-def test_illegal_action_loses_the_game():
-    e = env("backgammon")
+def test_illegal_action_raises_or_loses_the_game():
+    strict = env("backgammon")
+    strict.reset(seed=1)
+    with pytest.raises(IllegalPlay, match="legal afterstates"):
+        strict.step(MAX_ACTIONS - 1)
+    e = env("backgammon", illegal="lose")
     e.reset(seed=1)
     seat = e.agent_selection
     e.step(MAX_ACTIONS - 1)

@@ -194,7 +194,7 @@ def test_ray_workers_without_the_checkpoint_play_the_drivers_copy(tmp_path, ray_
     from pathlib import Path
     root = Path(__file__).resolve().parent.parent
     net = tmp_path / "net.pt"
-    shutil.copy(root / "checkpoints" / "backgammon" / "td80" / "checkpoint.pt", net)
+    shutil.copy(root / "checkpoints" / "backgammon" / "td80_anneal" / "checkpoint.pt", net)
     cfg = tm.TournamentConfig("backgammon", (f"td:{net}@0ply", "heuristic"), 4, seed=2, chunk=1)
     tm.run_tournament(cfg, tmp_path / "local", progress=False, log=lambda s: None)
     files = tm.checkpoint_files(cfg.agents)

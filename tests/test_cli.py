@@ -129,3 +129,19 @@ def test_play_without_stakes_prints_no_cube_lines():
                  "--games", "2", "--json")
     assert proc.returncode == 0, proc.stderr
     assert "cube" not in json.loads(proc.stdout) and "stakes" not in json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("args, first", [
+    (("play", "--variant", "backgammon", "--agents", "random", "heuristic", "--games", "-5"),
+     "nardy: error: play: argument --games:"),
+    (("tournament", "--variant", "backgammon", "--games", "x"), "nardy: error: tournament: argument --games:"),
+    (("hint", "--top", "0"), "nardy: error: hint: argument --top:"),
+    (("bench", "nope"), "nardy: error: bench: argument what:"),
+    (("nope",), "nardy: error: argument command:"),
+])
+def test_argument_errors_carry_one_prefix(args, first):
+    """An argument error of any sub-command: ``nardy: error:``, the sub-command's name once, the
+    argument; never ``nardy: error: nardy play: ...``."""
+    proc = nardy(*args)
+    assert_one_line_error(proc)
+    assert proc.stderr.startswith(first) and proc.stderr.count("nardy") == 1, proc.stderr

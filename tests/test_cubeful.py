@@ -289,7 +289,7 @@ def test_a_parent_variants_net_plays_its_family_and_the_default_tournaments_use_
     its own output layout (the cube reads W and L from it) and another family is refused."""
     from nardy_ai.cubeful import outcome_values
     from nardy_ai.errors import NardyError
-    from nardy_ai.tournament.settings import PARENT_NETS, default_agents
+    from nardy_ai.tournament.settings import default_agents
     from nardy_ai.variants import get_variant
     bg = NeuralEvaluator.create("backgammon", hidden=(8,), seed=4, device="cpu")
     path = tmp_path / "bg.pt"
@@ -304,15 +304,8 @@ def test_a_parent_variants_net_plays_its_family_and_the_default_tournaments_use_
     assert np.allclose(outcome_values(probs[:, :3], DAVE["geometric"], with_options("long"))[1:], 1.0)
     with pytest.raises(NardyError, match="not 'long'"):
         make_agent(f"td:{path}", "long")
-    root = tmp_path / "repo"
-    for v, rel in PARENT_NETS.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(b"")
-        assert default_agents(v, roots=[root])[0] == f"td:{(root / rel).as_posix()}"
-    own = root / "checkpoints" / "long_dave" / "mine" / "current.pt"
-    own.parent.mkdir(parents=True)
-    own.write_bytes(b"")
-    assert default_agents("long_dave", roots=[root])[0] == f"td:{own.as_posix()}"   # its own net first
+    for v in ("short_caucasian", "short_trictrac", "long_dave"):     # each plays its family's net
+        assert make_agent(default_agents(v)[0], v).plies == 0
 
 
 def test_raised_stakes_follow_the_progression_and_the_holder():

@@ -19,7 +19,7 @@ from nardy_ai.game import play_games  # noqa: E402
 @pytest.mark.parametrize("name", sorted(ENV_IDS))
 def test_registered_envs_pass_the_checker(name):
     from gymnasium.utils.env_checker import check_env
-    env = gym.make(f"nardy_ai/{name}", opponent="heuristic")
+    env = gym.make(f"nardy_ai/{name}", opponent="heuristic", illegal="lose")   # the checker ignores masks
     check_env(env.unwrapped, skip_render_check=False)
     assert env.unwrapped.variant.id == ENV_IDS[name][0]
 
@@ -73,19 +73,36 @@ def test_observation_is_the_learners_view_with_features():
     assert len(info["plays"]) == info["action_mask"].sum() == len(info["afterstates"])
 
 
-def test_illegal_action_loses_or_raises():
-    env = NardyEnv("backgammon", seat=0)
+def test_illegal_action_raises_or_loses():
+    """By default an index with no afterstate raises; illegal="lose" ends the game lost at the
+    variant's highest result."""
+    strict = NardyEnv("backgammon", seat=0)
+    strict.reset(seed=0)
+    with pytest.raises(IllegalPlay, match="legal afterstates"):
+        strict.step(MAX_ACTIONS - 1)
+    env = NardyEnv("backgammon", seat=0, illegal="lose")
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(MAX_ACTIONS - 1)
     assert terminated and reward == -3.0 and info["illegal_action"]
     with pytest.raises(NardyError, match="game is over"):
         env.step(0)
-    strict = NardyEnv("backgammon", seat=0, illegal="raise")
-    strict.reset(seed=0)
-    with pytest.raises(IllegalPlay, match="legal afterstates"):
-        strict.step(MAX_ACTIONS - 1)
     with pytest.raises(NardyError, match="seat"):
         NardyEnv("backgammon", seat=2)
+    with pytest.raises(NardyError, match="illegal"):
+        NardyEnv("backgammon", illegal="ignore")
+
+
+def test_features_encode_the_afterstates_in_one_call():
+    env = NardyEnv("long", seat=0, encoder="long_expert")
+    obs, info = env.reset(seed=3)
+    name = next(n for n, e in ENCODERS.items() if e.family == "long")
+    got = env.features(info["afterstates"], name)
+    assert got.dtype == np.float32 and got.shape[0] == len(info["afterstates"])
+    assert np.allclose(got, get_encoder(name, "long")(info["afterstates"]))
+    plain = NardyEnv("backgammon", seat=0)
+    plain.reset(seed=0)
+    with pytest.raises(NardyError, match="encoder"):
+        plain.features(np.zeros((1, 28), np.int8))
 
 
 def test_encoders_stay_inside_the_feature_bound():

@@ -160,6 +160,7 @@ def test_bar_checkers_encoded_in_bar_slot():
     ("4HPwATDgc/ABMAA", ["15 characters"]),
     ("4HPwATDgc/AB!A", ["character 13", "'!'", "base64"]),
     ("4HPwATDgc/ABMB", ["last character", "80-bit"]),
+    ("4HPwATDgc/ABMA:cAkAAAAAAAAA", ["Match ID", "14-character Position ID alone"]),
 ])
 def test_position_id_malformed(pid, words):
     with pytest.raises(FormatError) as e:
@@ -327,6 +328,13 @@ def test_xgid_short_forms_and_prefix():
 
 @pytest.mark.parametrize("s, words", [
     ("XGID=-b----E-C---eE---c-e----B-:0:0", ["3 fields"]),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0", ["7 fields", "has 10", "cut off"]),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:5", ["9 fields", "cut off"]),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10:1", ["11 fields"]),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10", None),
+    ("XGID=-b----E-C---eE---c-e----B-:4:0:1:00:0:0:0:0:3", ["cube value exponent 4", "max cube exponent 3"]),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:5:0:0:5:10", ["scores 5 and 0", "match length 5"]),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:2:3:1:7:10", ["Crawford game", "at 6 of 7"]),
     ("XGID=-b----E-C---eE---c-e----B:0:0:1:00:0:0:0:0:10", ["25 characters", "26"]),
     ("XGID=-b----E-C---eE---c-e----B-?:0:0:1:00:0:0:0:0:10", ["27 characters"]),
     ("XGID=-b----E-C-?-eE---c-e----B-:0:0:1:00:0:0:0:0:10", ["character 11", "'?'"]),
@@ -342,6 +350,9 @@ def test_xgid_short_forms_and_prefix():
     ("XGID=--------------------------:0:0:1:00:0:0:0:0:10", ["COM-6"]),
 ])
 def test_xgid_malformed(s, words):
+    if words is None:                     # the whole XGID the cut-off ones come from reads
+        board_from_xgid(s)
+        return
     with pytest.raises(FormatError) as e:
         board_from_xgid(s)
     for w in words:
@@ -356,6 +367,10 @@ def test_xgid_writer_errors():
         xgid(b, cube_owner="X")
     with pytest.raises(FormatError, match="crawford applies to matches"):
         xgid(b, crawford=True)
+    with pytest.raises(FormatError, match="Crawford game needs a player at 4 of 5"):
+        xgid(b, crawford=True, match_length=5, score=(1, 2))
+    with pytest.raises(FormatError, match="below match_length"):
+        xgid(b, match_length=5, score=(5, 2))
     with pytest.raises(FormatError, match="money-game rules"):
         xgid(b, jacoby=True, match_length=5)
     with pytest.raises(FormatError, match="dice"):

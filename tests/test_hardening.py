@@ -368,14 +368,27 @@ def test_an_early_interrupted_tournament_suggests_no_resume(tmp_path, monkeypatc
     assert f"--out {out} --resume" in capsys.readouterr().err
 
 
-def test_tables_print_whole_agent_names():
+def test_tables_name_agents_apart_and_list_every_spec_whole():
     from nardy_ai import tournament as tm
     long_ext = 'ext:"python -m some.engine --with --many --options --that --go --on"'
     specs = ["td:a/x/td80/checkpoint.pt", "td:b/x/td80/checkpoint.pt", long_ext]
     shown = tm.display_names(specs)
-    assert shown[long_ext] == long_ext                                 # never cut from the left
+    assert shown[long_ext] == long_ext                                 # no width: never cut
     assert shown[specs[0]] != shown[specs[1]]                          # two nets stay apart
     assert tm.display_names(["td:checkpoints/backgammon/td80/checkpoint.pt"]) == {
         "td:checkpoints/backgammon/td80/checkpoint.pt": "td:td80/checkpoint.pt"}
     cut = tm.display_name(long_ext, 24)
     assert len(cut) == 24 and cut.startswith("ext:") and cut.endswith('on"')
+    # In the printed summary a name longer than the table allows is cut, and the spec is
+    # listed whole above the tables.
+    summary = {"variant": "backgammon", "variant_version": "1", "options": {}, "mode": "round robin",
+               "games_per_pairing": 2, "games": 2, "seed": 0, "result_levels": ["single"],
+               "ranking": [{"agent": a, "rank": i, "elo": 0.0, "elo_ci95": [-1.0, 1.0], "games": 2,
+                            "points_per_game": 0.0, "points_per_game_ci95": None, "win_rate": 0.5,
+                            "win_rates_by_level": {}} for i, a in enumerate([long_ext, "random"], 1)],
+               "pairings": [{"agents": [long_ext, "random"], "points_per_game_ci95": None}],
+               "cross_table": {long_ext: {long_ext: None, "random": 0.0}, "random": {long_ext: 0.0, "random": None}}}
+    text = tm.format_summary(summary)
+    joined = " ".join(x.strip() for x in text.splitlines())           # wrapped lines joined
+    assert f"{tm.display_name(long_ext, tm.NAME_WIDTH)} = {long_ext}" in joined
+    assert max(len(x) for x in text.splitlines()) <= tm.SCREEN_WIDTH

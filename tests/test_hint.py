@@ -13,7 +13,7 @@ from nardy_ai.hint import cube_hint, play_hint
 from nardy_ai.variants import get_variant
 
 BG = get_variant("backgammon")
-NET = "td:checkpoints/backgammon/search_targets/current.pt"
+NET = "bg-2ply-r72+cube0ply"      # a shipped net (registry name) with the cube at 0 ply
 #: We are on roll at 57 pips against 81 with no contact: a clear double and pass (CUBE-1).
 RACE = {"variant": "backgammon", "points": [2, 2, 2, 3, 3, 3] + [0] * 10 + [-2, -2, -3, -3, -3, -2, 0, 0],
         "bar": [0, 0], "off": [0, 0]}
@@ -50,3 +50,17 @@ def test_cli_hint(capsys):
     assert "plays of 6-5" in text and "24/13" in text.splitlines()[4]
     assert main(["hint", pos, "--dice", "7-1"]) != 0
     assert "--dice" in capsys.readouterr().err
+
+
+def test_cli_hint_dice_none_gives_the_cube_decision_only(capsys):
+    """``--dice none`` (offered by --help): the cube decision, no plays, even where the
+    position holds a roll."""
+    pos = dict(RACE, dice=[6, 5])
+    assert main(["hint", json.dumps(pos), "--json", "--agent", NET]) == 0
+    assert json.loads(capsys.readouterr().out)["plays"]                       # its own roll is played
+    assert main(["hint", json.dumps(pos), "--json", "--agent", NET, "--dice", "none"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["dice"] is None and out["plays"] is None and out["cube"]["action"] == "double, pass"
+    assert main(["hint", json.dumps(pos), "--agent", NET, "--dice", "None"]) == 0
+    text = capsys.readouterr().out
+    assert "cube (before the roll): double, pass" in text and "plays of" not in text

@@ -16,7 +16,8 @@ from nardy_ai.board import flip, start_board
 from nardy_ai.cli import main
 from nardy_ai.errors import InvalidDice, InvalidPosition, UnknownAgent
 from nardy_ai.model import NeuralEvaluator, flip_outcomes, n_outputs, save_checkpoint
-from nardy_ai.rollout import RolloutError, outcome_names, rollout, stratified_rolls
+from nardy_ai.driver import stratified_rolls
+from nardy_ai.rollout import RolloutError, outcome_names, rollout
 from nardy_ai.search import neural_evaluation, search_values
 from nardy_ai.variants import get_variant
 from movegen_helpers import hand_board

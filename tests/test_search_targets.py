@@ -429,7 +429,7 @@ def test_class_quotas_add_up():
 
 
 @pytest.mark.parametrize("data,message", [
-    ({"method": {"kind": "mcts"}}, "method.kind: must be td or search_targets"),
+    ({"method": {"kind": "mcts"}}, "method.kind: must be td, search_targets or distill"),
     ({"method": {"generations": 0}}, "method.generations"),
     ({"sample": {"quota": {}}}, "sample.quota: unknown key"),
     ({"sample": {"quotas": {"contact": "most"}}}, "sample.quotas.contact: must be a number"),

@@ -5,6 +5,7 @@ import csv
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,8 +35,8 @@ def first_agent(monkeypatch):
 
 
 def run(tmp_path, name, *, agents=("heuristic", "random"), games=8, chunk=2, seed=5, variant="backgammon",
-        gauntlet=False, jobs=1, resume=False, log=None):
-    cfg = tm.TournamentConfig(variant, tuple(agents), games, seed, gauntlet, chunk)
+        gauntlet=False, jobs=1, resume=False, log=None, mat=False):
+    cfg = tm.TournamentConfig(variant, tuple(agents), games, seed, gauntlet, chunk, mat=mat)
     lines = []
     summary = tm.run_tournament(cfg, tmp_path / name, resume=resume, jobs=jobs, progress=False,
                                 log=log or lines.append)
@@ -62,7 +63,7 @@ def test_duplicate_pairs_replay_the_same_dice_with_seats_swapped():
 
 
 def test_round_robin_totals_balance_and_files_agree(tmp_path, first_agent):
-    summary, lines = run(tmp_path, "t", agents=("heuristic", "random", "first"), games=10, chunk=2)
+    summary, lines = run(tmp_path, "t", agents=("heuristic", "random", "first"), games=10, chunk=2, mat=True)
     out = tmp_path / "t"
     assert summary["games"] == 30 and len(summary["pairings"]) == 3
     records = tm.read_games(out / tm.GAMES_FILE)
@@ -101,7 +102,7 @@ def test_round_robin_totals_balance_and_files_agree(tmp_path, first_agent):
         assert float(row["elo"]) == pytest.approx(r["elo"]) and int(row["games"]) == 20
         assert float(row["points_per_game"]) == pytest.approx(r["points_per_game"])
         assert int(row["won_gammon"]) == r["levels_won"]["gammon"]
-    # One .mat money session per pairing with all its games.
+    # On request (mat), one .mat money session per pairing with all its games.
     mats = sorted((out / tm.MATCH_DIR).glob("*.mat"))
     assert [m.name for m in mats] == ["01-heuristic-vs-random.mat", "02-heuristic-vs-first.mat",
                                       "03-random-vs-first.mat"]
@@ -155,11 +156,13 @@ def test_one_process_at_a_time_in_a_folder(tmp_path):
 
 
 def test_gauntlet_and_long_nardy(tmp_path, first_agent):
-    summary, _ = run(tmp_path, "g", agents=("first", "heuristic", "random"), games=4, variant="long", gauntlet=True)
+    summary, lines = run(tmp_path, "g", agents=("first", "heuristic", "random"), games=4, variant="long",
+                         gauntlet=True, mat=True)
     assert [p["agents"] for p in summary["pairings"]] == [["first", "heuristic"], ["first", "random"]]
     assert summary["cross_table"]["heuristic"]["random"] is None
     assert summary["result_levels"] == ["oin", "mars"]
     assert not (tmp_path / "g" / tm.MATCH_DIR).exists()          # .mat files are for backgammon
+    assert any(x.startswith(".mat files: not written") for x in lines)
 
 
 def test_elo_fit_is_the_maximum_likelihood_with_one_virtual_draw():
@@ -185,24 +188,22 @@ def test_picture_needs_matplotlib(tmp_path, monkeypatch):
     assert any(x.startswith("no picture: matplotlib is not installed") for x in lines)
 
 
-def test_default_agents_are_the_shipped_checkpoint_and_the_baselines(tmp_path, monkeypatch):
-    ckpt = tmp_path / "checkpoints" / "backgammon" / "net" / "checkpoint.pt"
-    ckpt.parent.mkdir(parents=True)
-    ckpt.write_bytes(b"")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setitem(AGENTS, "pubeval", lambda arg, variant: None)
-    assert tm.default_agents("backgammon", roots=[tmp_path]) == [
-        "td:checkpoints/backgammon/net/checkpoint.pt", "pubeval", "heuristic", "random"]
-    # A search-targets run folder ships its current evaluator.
-    cur = tmp_path / "checkpoints" / "backgammon" / "refined" / "current.pt"
-    cur.parent.mkdir(parents=True)
-    cur.write_bytes(b"")
-    assert tm.default_agents("backgammon", roots=[tmp_path]) == [
-        "td:checkpoints/backgammon/net/checkpoint.pt", "td:checkpoints/backgammon/refined/current.pt",
-        "pubeval", "heuristic", "random"]
-    assert tm.default_agents("long", roots=[tmp_path]) == ["heuristic", "random"]
-    monkeypatch.delitem(AGENTS, "pubeval")
-    assert tm.default_agents("short_caucasian", roots=[tmp_path]) == ["heuristic", "random"]
+def test_default_agents_are_the_registry_champion_references_and_baselines(monkeypatch):
+    """The default tournament is the registry's list: the variant's champion first, then its
+    references and the built-in baselines; gnubg:0ply joins backgammon's when installed."""
+    from nardy_ai import registry
+    from nardy_ai.tournament import settings
+    monkeypatch.setattr(settings, "gnubg_installed", lambda: False)
+    for v in ("backgammon", "short_caucasian", "short_trictrac", "long", "long_dave"):
+        specs = tm.default_agents(v)
+        assert specs[0] == registry.load().best[v]
+        assert specs[-2:] == ["heuristic", "random"]
+        assert len(specs) == len(set(specs)) <= 6
+    assert "pubeval" in tm.default_agents("backgammon") and "pubeval" not in tm.default_agents("long")
+    assert "td-gammon" in tm.default_agents("backgammon")
+    monkeypatch.setattr(settings, "gnubg_installed", lambda: True)
+    assert tm.default_agents("backgammon")[-1] == "gnubg:0ply"
+    assert "gnubg:0ply" not in tm.default_agents("long")
 
 
 def one_line_error(capsys, argv, *words):
@@ -246,10 +247,126 @@ def test_the_command_prints_the_ranking_and_the_cross_table(tmp_path):
     assert json.loads((tmp_path / "t" / tm.SUMMARY_JSON).read_text())["games_per_pairing"] == 4
 
 
-def test_default_agents_finds_the_shipped_nets_from_any_folder(tmp_path, monkeypatch):
-    """Outside the repository the shipped checkpoints are found next to the package."""
+def test_default_agents_play_from_any_folder(tmp_path, monkeypatch):
+    """Outside the repository the default agents' names resolve to the shipped files."""
+    from nardy_ai.agents import make_agent
     monkeypatch.chdir(tmp_path)
-    specs = tm.default_agents("backgammon")
-    nets = [s for s in specs if s.startswith("td:")]
-    assert nets and all(os.path.isabs(s[3:]) and os.path.exists(s[3:]) for s in nets)
-    assert any(s.endswith("search_targets/current.pt") for s in nets)
+    for spec in tm.default_agents("short_trictrac"):
+        assert make_agent(spec, "short_trictrac").name == spec
+
+
+def synthetic_summary(specs, games=4, stakes="none"):
+    """The summary of a round robin among ``specs`` whose games are copies of a few real
+    heuristic-vs-random games (tables only need figures, not those agents' own play)."""
+    from dataclasses import replace
+    from nardy_ai.agents import make_agent
+    from nardy_ai.game import play_games
+    from nardy_ai.variants import get_variant
+    v = get_variant("backgammon")
+    recs = play_games(v, (make_agent("heuristic", v), make_agent("random", v)), games, seed=1, stakes=stakes)
+    cfg = tm.TournamentConfig("backgammon", tuple(specs), games, 0, False, 2, stakes)
+    played = {}
+    for k, (a, b) in enumerate(cfg.pairings()):
+        for i in range(games):
+            r = recs[(i + k) % games]
+            played[(a, b, i)] = (replace(r, white=a, black=b) if (r.white == "heuristic") == (k % 3 > 0)
+                                 else replace(r, white=b, black=a))
+    return tm.summarize_tournament(cfg, played)
+
+
+TWENTY = ([f"td:runs/{'backgammon' if i % 2 else 'short_trictrac'}/search_targets_distill_iter{i // 2}/current.pt"
+           for i in range(16)]
+          + ["td:runs/backgammon/search_targets_distill_iter0/current.pt@1ply+cube2ply",
+             'ext:"python -m some.engine --with --many --options --that --go --on and on and on"',
+             "heuristic", "a-plug-in-agent-with-a-name-longer-than-any-column:and/an/argument/too"])
+
+
+@pytest.mark.parametrize("stakes", ["none", "cube"])
+def test_a_summary_of_twenty_agents_fits_a_terminal(stakes):
+    """20 agents with long names: every line fits 100 columns, the names in the tables are
+    distinct, every spec is listed whole, and the folded cross-table keeps all 20 x 19 cells."""
+    assert len(set(TWENTY)) == 20
+    summary = synthetic_summary(TWENTY, stakes=stakes)
+    text = tm.format_summary(summary)
+    lines = text.splitlines()
+    assert max(len(x) for x in lines) <= 100
+    shown = tm.display_names(TWENTY, tm.NAME_WIDTH, "backgammon")
+    assert len(set(shown.values())) == 20 and all(len(n) <= tm.NAME_WIDTH for n in shown.values())
+    # Paths of two variants keep the variant folder apart.
+    assert shown[TWENTY[0]] != shown[TWENTY[1]]
+    joined = " ".join(x.strip() for x in lines)
+    for spec in TWENTY:
+        assert spec in joined and shown[spec] in text
+    assert len(re.findall(r"[+-]\d+\.\d\d±", text)) == 20 * 19
+    ranked = [x for x in lines if re.match(r"^[ \d]\d  ", x)]
+    assert {x.split()[0] for x in ranked} == {str(i) for i in range(1, 21)}
+    if stakes == "cube":
+        assert "Stakes (cube)" in text and ("#19 vs #20" in text or "#20 vs #19" in text)
+
+
+def test_names_are_registry_names_or_the_shortest_distinct_path_tails():
+    from nardy_ai import registry
+    champ = registry.entry("bg-champion")
+    specs = ["td:runs/backgammon/td80/checkpoint.pt", "td:runs/long/td80/checkpoint.pt",
+             "td:runs/mine/checkpoint.pt", f"td:{champ.path}@1ply", "pubeval"]
+    assert tm.display_names(specs, variant="backgammon") == {
+        specs[0]: "td:backgammon/td80/checkpoint.pt", specs[1]: "td:long/td80/checkpoint.pt",
+        specs[2]: "td:mine/checkpoint.pt", specs[3]: "bg-champion@1ply", "pubeval": "pubeval"}
+    # Alone, a path needs no more than its last two parts.
+    assert tm.display_name(specs[0]) == "td:td80/checkpoint.pt"
+    # Cut to a width, names differing only in the middle stay apart.
+    twins = [f"td:runs/{'a' * 30}{c}{'b' * 30}/checkpoint.pt" for c in "xy"]
+    cut = tm.display_names(twins, 24)
+    assert len(set(cut.values())) == 2 and all(len(n) <= 24 for n in cut.values())
+
+
+def test_fold_table_repeats_the_key_column_in_blocks_that_fit():
+    keys = ["one", "two"]
+    columns = [(f"c{j}", [f"{j}{'x' * 15}", "y"]) for j in range(10)]
+    lines = tm.fold_table("key", keys, columns, width=60)
+    assert max(len(x) for x in lines) <= 60
+    blocks = "\n".join(lines).split("\n\n")
+    assert len(blocks) > 1 and all(b.splitlines()[1].startswith("one") for b in blocks)
+    assert sum(b.splitlines()[0].count(" c") for b in blocks) == 10         # every column, once
+
+
+def test_written_files_are_listed_by_folder(tmp_path):
+    (tmp_path / tm.GAMES_FILE).write_bytes(b"x" * 250_000)
+    (tmp_path / tm.SUMMARY_JSON).write_text("{}")
+    (tmp_path / tm.MATCH_DIR).mkdir()
+    mats = [tmp_path / tm.MATCH_DIR / f"{i:02d}.mat" for i in range(190)]
+    for m in mats:
+        m.write_bytes(b"y" * 1000)
+    line = tm.written_summary(tmp_path, [tmp_path / tm.GAMES_FILE, tmp_path / tm.SUMMARY_JSON, *mats])
+    assert line == (f"written: {tmp_path.as_posix()}/ (games.jsonl 250.0 kB, summary.json, "
+                    f"matches/ 190 files 190.0 kB)")
+
+
+def test_mat_files_are_written_on_request_and_resume_keeps_the_choice(tmp_path, capsys):
+    base = ["tournament", "--variant", "backgammon", "--agents", "heuristic", "random", "--games", "2",
+            "--no-progress"]
+    plain, mat = str(tmp_path / "plain"), str(tmp_path / "mat")
+    assert main(base + ["--out", plain]) == 0
+    assert not (tmp_path / "plain" / tm.MATCH_DIR).exists()
+    assert "matches/" not in capsys.readouterr().out
+    assert main(base + ["--out", mat, "--mat"]) == 0
+    assert [m.name for m in (tmp_path / "mat" / tm.MATCH_DIR).glob("*.mat")] == ["01-heuristic-vs-random.mat"]
+    assert "matches/ 1 file" in capsys.readouterr().out
+    shutil.rmtree(tmp_path / "mat" / tm.MATCH_DIR)
+    assert main(["tournament", "--variant", "backgammon", "--out", mat, "--resume", "--no-progress"]) == 0
+    assert (tmp_path / "mat" / tm.MATCH_DIR / "01-heuristic-vs-random.mat").exists()
+    one_line_error(capsys, ["tournament", "--variant", "backgammon", "--out", plain, "--resume", "--mat"],
+                   "started without --mat")
+    assert not (tmp_path / "plain" / tm.MATCH_DIR).exists()
+
+
+def test_the_progress_bar_names_the_leader_by_its_table_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(AGENTS, "fake", lambda arg, variant: FirstAgent())
+    specs = ("fake:runs/backgammon/td80/checkpoint.pt", "fake:runs/long/td80/checkpoint.pt", "heuristic")
+    cfg = tm.TournamentConfig("backgammon", specs, 2, 0, False, 1)
+    tm.run_tournament(cfg, tmp_path / "t", progress=True, log=lambda _: None)
+    err = capsys.readouterr().err
+    assert "leader " in err
+    names = tm.display_names(specs, 24)
+    assert any(f"leader {n} " in err for n in names.values())
+    assert "fake:td80/checkpoint.pt" not in err                # the variant folder keeps them apart

@@ -90,3 +90,31 @@ def test_start_positions_match_rules():
     assert start_board("backgammon")[:24].tolist() == [
         -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]
     assert start_board("long")[:24].tolist() == [0] * 11 + [-15] + [0] * 11 + [15]
+
+
+def test_the_variants_command_lists_each_variants_rule_options(capsys):
+    """``nardy variants``: every variant with its rules version, and under it each rule option
+    that applies to its family with the option's type and the variant's default."""
+    from nardy_ai.cli import main
+    from nardy_ai.variants import OPTIONS
+    assert main(["variants"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for v in VARIANTS.values():
+        at = next(i for i, x in enumerate(lines) if x.startswith(f"{v.id} v{v.version} "))
+        block = []
+        for x in lines[at + 1:]:
+            if not x.startswith("  "):
+                break
+            block.append(x.split())
+        assert [row[0] for row in block] == [n for n, (_, fam, _) in OPTIONS.items() if v.family in fam]
+        for row in block:
+            default = getattr(v, row[0])
+            assert row[row.index("default") + 1] == (str(default).lower() if isinstance(default, bool)
+                                                     else str(default))
+            kind = OPTIONS[row[0]][0]
+            assert kind.__name__ in row or (kind is str and "|" in row)
+    # The option defaults follow the variant: backgammon plays for the cube, long_dave for dave.
+    stakes = {v: next(x for x in lines[i:] if x.split()[:1] == ["stakes"]).split()
+              for i, x in enumerate(lines) for v in ("backgammon", "long_dave") if x.startswith(v + " ")}
+    assert "cube" == stakes["backgammon"][stakes["backgammon"].index("default") + 1]
+    assert "dave" == stakes["long_dave"][stakes["long_dave"].index("default") + 1]

@@ -105,10 +105,12 @@ class RayConfig:
 
 @dataclass
 class MethodConfig:
-    """How ``nardy train`` trains: ``td`` (TD(lambda) self-play, training/td.py; the default)
-    or ``search_targets`` (generations of sample, label, fit, gate: training/search_targets.py,
-    which reads the ``[sample]``, ``[label]``, ``[fit]`` and ``[gate]`` sections)."""
-    kind: str = "td"                # td | search_targets
+    """How ``nardy train`` trains: ``td`` (TD(lambda) self-play, training/td.py; the default),
+    ``search_targets`` (generations of sample, label, fit, gate: training/search_targets.py,
+    which reads the ``[sample]``, ``[label]``, ``[fit]`` and ``[gate]`` sections) or
+    ``distill`` (rounds of sample, rivals, label, fit, gate, each student the next round's
+    teacher: training/distill.py, which reads the ``[[rounds]]`` tables)."""
+    kind: str = "td"                # td | search_targets | distill
     generations: int = 10           # search_targets: generations to run (a resumed run may raise it)
 
 
@@ -158,6 +160,54 @@ class GateConfig:
 
 
 @dataclass
+class RoundSampleConfig:
+    """distill: a round's afterstates, fresh self-play of the teacher at 0 ply."""
+    positions: int = 100000         # distinct afterstates drawn (before the rivals)
+    quotas: dict[str, float] = field(default_factory=dict)   # class -> share ({} = the fitted nets' classes, equally)
+    parallel_games: int = 512       # self-play games in lockstep per task
+    epsilon: float = 0.05           # probability of a uniformly random play (exploration)
+    temperature: float = 0.0        # > 0: softmax over equity (points) instead of greedy
+    keep: float = 0.5               # probability that a played afterstate is a candidate
+    part: int = 50000               # afterstates per self-play task (one task, one file)
+    decisions: int = 0              # sampled afterstates turned into decisions whose rivals join (0 = none)
+    candidates: int = 5             # rivals: the best this many plays at 0 ply of each decision
+    candidate_threshold: float = 0.1    # rivals: within this equity (points) of the 0-ply best
+
+
+@dataclass
+class RoundLabelConfig:
+    """distill: the teacher's labels of the round's afterstates."""
+    plies: int = 1                  # n-ply expectimax (1 or 2)
+    chunk: int = 10000              # afterstates per chunk (one task, one file)
+
+
+@dataclass
+class RoundFitConfig:
+    """distill: which nets of the teacher the student refits, and how."""
+    nets: list[str] = field(default_factory=list)        # classes whose nets are refitted ([] = all fitted ones)
+    hidden: list[int] = field(default_factory=list)      # new nets' hidden layers ([] = the teacher's: warm start)
+    activation: str = ""            # new nets' activation ("" = the teacher net's)
+    warm_nets: list[str] = field(default_factory=list)   # of nets: fine-tuned at their own size
+    learning_rate: float = 1e-3     # new nets
+    warm_learning_rate: float = 2e-4    # warm-started nets
+    batch_size: int = 512
+    max_epochs: int = 60
+    patience: int = 4               # epochs without a better validation loss before stopping (or halving)
+    lr_halvings: int = 0            # on a plateau: back to the best weights, half the step, this many times
+    validation: float = 0.02        # share of each net's afterstates held out
+
+
+@dataclass
+class RoundConfig:
+    """distill: one round (``[[rounds]]``): the student of this round teaches the next."""
+    name: str = ""
+    sample: RoundSampleConfig = field(default_factory=RoundSampleConfig)
+    label: RoundLabelConfig = field(default_factory=RoundLabelConfig)
+    fit: RoundFitConfig = field(default_factory=RoundFitConfig)
+    gate: GateConfig = field(default_factory=GateConfig)
+
+
+@dataclass
 class TrainConfig:
     variant: str = ""
     seed: int = 0
@@ -172,6 +222,7 @@ class TrainConfig:
     label: LabelConfig = field(default_factory=LabelConfig)
     fit: FitConfig = field(default_factory=FitConfig)
     gate: GateConfig = field(default_factory=GateConfig)
+    rounds: list[RoundConfig] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -184,6 +235,11 @@ _SECTIONS = {"model": ModelConfig, "td": TDConfig, "selfplay": SelfPlayConfig, "
              "fit": FitConfig, "gate": GateConfig}
 #: Keys whose value is a table of named sections of one schema.
 _SECTION_MAPS = {"classes": ClassConfig}
+#: Keys whose value is an array of tables (``[[rounds]]``) of one schema.
+_SECTION_LISTS = {"rounds": RoundConfig}
+#: Sub-sections of a round (``[rounds.sample]`` ...).
+_ROUND_SECTIONS = {"sample": RoundSampleConfig, "label": RoundLabelConfig, "fit": RoundFitConfig,
+                   "gate": GateConfig}
 
 
 def _key(f) -> str:
@@ -243,7 +299,16 @@ def _fill(cls, data: dict, prefix: str):
         if key not in known:
             raise ConfigError(f"{where}: unknown key (known: {', '.join(known)})")
         f = known[key]
-        if f.name in _SECTIONS:
+        if cls is RoundConfig and f.name in _ROUND_SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: must be a [section]")
+            values[f.name] = _fill(_ROUND_SECTIONS[f.name], value, f"{where}.")
+        elif f.name in _SECTION_LISTS:
+            if not isinstance(value, list) or any(not isinstance(v, dict) for v in value):
+                raise ConfigError(f"{where}: must be [[{where}]] tables")
+            values[f.name] = [_fill(_SECTION_LISTS[f.name], sub, f"{where}[{i + 1}].")
+                              for i, sub in enumerate(value)]
+        elif f.name in _SECTIONS:
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: must be a [section]")
             values[f.name] = _fill(_SECTIONS[f.name], value, f"{where}.")
@@ -317,13 +382,75 @@ def _validate(cfg: TrainConfig) -> None:
     if cfg.variant and cfg.model.classes:
         check_classes(cfg, cfg.variant)
     _validate_search_targets(cfg)
+    _validate_rounds(cfg)
+
+
+def _validate_rounds(cfg: TrainConfig) -> None:
+    """The ``[[rounds]]`` tables of ``[method] kind = "distill"`` (errors name ``rounds[i].key``)."""
+    if cfg.method.kind == "distill" and not cfg.rounds:
+        raise ConfigError('rounds: [method] kind = "distill" needs at least one [[rounds]] table')
+    if cfg.method.kind != "distill" and cfg.rounds:
+        raise ConfigError('rounds: [[rounds]] tables are for [method] kind = "distill"')
+    for i, r in enumerate(cfg.rounds):
+        w = f"rounds[{i + 1}]"
+        s, lb, ft, gt = r.sample, r.label, r.fit, r.gate
+        checks = [
+            (1 <= s.positions <= 10 ** 8, "sample.positions: must be 1 to 100000000"),
+            (all(x >= 0 for x in s.quotas.values()), "sample.quotas: shares must be >= 0"),
+            (not s.quotas or sum(s.quotas.values()) > 0, "sample.quotas: at least one share must be positive"),
+            (1 <= s.parallel_games <= MAX_LOCKSTEP, f"sample.parallel_games: must be 1 to {MAX_LOCKSTEP}"),
+            (0.0 <= s.epsilon <= 1.0, "sample.epsilon: must be between 0 and 1"),
+            (s.temperature >= 0, "sample.temperature: must be >= 0"),
+            (0.0 < s.keep <= 1.0, "sample.keep: must be above 0 and at most 1"),
+            (1 <= s.part <= 10 ** 7, "sample.part: must be 1 to 10000000"),
+            (s.decisions <= s.positions, "sample.decisions: at most sample.positions"),
+            (2 <= s.candidates <= 64, "sample.candidates: must be 2 to 64"),
+            (0.0 <= s.candidate_threshold <= 10.0, "sample.candidate_threshold: must be 0 to 10 points"),
+            (1 <= lb.plies <= 2, "label.plies: must be 1 or 2"),
+            (1 <= lb.chunk <= 10 ** 6, "label.chunk: must be 1 to 1000000"),
+            (len(ft.hidden) <= MAX_LAYERS and all(0 < h <= MAX_HIDDEN for h in ft.hidden),
+             f"fit.hidden: at most {MAX_LAYERS} layers of 1 to {MAX_HIDDEN} units"),
+            (set(ft.warm_nets) <= set(ft.nets) or not ft.nets, "fit.warm_nets: every net named must be in fit.nets"),
+            (ft.learning_rate > 0, "fit.learning_rate: must be positive"),
+            (ft.warm_learning_rate > 0, "fit.warm_learning_rate: must be positive"),
+            (1 <= ft.batch_size <= MAX_LOCKSTEP, f"fit.batch_size: must be 1 to {MAX_LOCKSTEP}"),
+            (1 <= ft.max_epochs <= 10_000, "fit.max_epochs: must be 1 to 10000"),
+            (ft.patience >= 1, "fit.patience: must be at least 1"),
+            (0 <= ft.lr_halvings <= 20, "fit.lr_halvings: must be 0 to 20"),
+            (0.0 < ft.validation <= 0.5, "fit.validation: must be above 0 and at most 0.5"),
+            (2 <= gt.games <= 10 ** 6, "gate.games: must be 2 to 1000000"),
+            (-3.0 <= gt.threshold <= 3.0, "gate.threshold: must be -3 to 3 points per game"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise ConfigError(f"{w}.{msg}")
+        if ft.activation and ft.activation not in ("sigmoid", "relu", "tanh", "elu"):
+            raise ConfigError(f"{w}.fit.activation: must be sigmoid, relu, tanh or elu")
+    if cfg.variant and cfg.rounds:
+        check_round_classes(cfg, cfg.variant)
+
+
+def check_round_classes(cfg: TrainConfig, variant) -> None:
+    """Refuse class names in ``rounds[i].sample.quotas``, ``fit.nets`` and ``fit.warm_nets``
+    that are not position classes of ``variant``'s family."""
+    from nardy_ai.classes import class_names
+    from nardy_ai.variants import parse_variant_spec
+    names = class_names(parse_variant_spec(variant) if isinstance(variant, str) else variant)
+    for i, r in enumerate(cfg.rounds):
+        for key, values in (("sample.quotas", list(r.sample.quotas)), ("fit.nets", r.fit.nets),
+                            ("fit.warm_nets", r.fit.warm_nets)):
+            bad = [n for n in values if n not in names]
+            if bad:
+                raise ConfigError(f"rounds[{i + 1}].{key}: {', '.join(bad)} is not a position class of "
+                                  f"{cfg.variant or variant} (classes: {', '.join(names)})")
 
 
 def _validate_search_targets(cfg: TrainConfig) -> None:
     """The ``[method]``, ``[sample]``, ``[label]``, ``[fit]`` and ``[gate]`` sections."""
     s, lb, ft = cfg.sample, cfg.label, cfg.fit
     checks = [
-        (cfg.method.kind in ("td", "search_targets"), "method.kind: must be td or search_targets"),
+        (cfg.method.kind in ("td", "search_targets", "distill"),
+         "method.kind: must be td, search_targets or distill"),
         (1 <= cfg.method.generations <= 100_000, "method.generations: must be 1 to 100000"),
         (1 <= s.positions <= 10 ** 8, "sample.positions: must be 1 to 100000000"),
         (all(x >= 0 for x in s.quotas.values()), "sample.quotas: shares must be >= 0"),

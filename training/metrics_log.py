@@ -1,14 +1,14 @@
 """A run folder's record of what happened: ``metrics.jsonl`` and TensorBoard events.
 
-Every long job that trains something (``nardy train`` with the TD recipe or the
-search-targets pipeline, ``experiments/distill.py``) writes the same two things into its
+Every long job that trains something (``nardy train`` with a TD, search-targets or
+distillation recipe) writes the same two things into its
 folder, through this one class:
 
 * ``metrics.jsonl``: one JSON object a line, appended and never rewritten here (a resume
   trims it with :func:`nardy_ai.files.write_atomic`); NaN and infinities are refused, so
   every line parses with any JSON reader.
 * ``tb/``: TensorBoard scalars, tag ``<kind>/<name>``, at a step the caller chooses (games
-  for TD, generations for search targets, epochs for a fit).
+  for TD, generations for search targets, rounds or epochs for distillation).
 """
 
 from __future__ import annotations

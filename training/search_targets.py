@@ -133,9 +133,12 @@ def _settings(arrays: dict) -> dict:
     return json.loads(str(arrays["settings"]))
 
 
-def _seed(*parts: int) -> int:
+def derive_seed(*parts: int) -> int:
     """A 63-bit seed from integers (the run seed, the generation, a purpose, ...)."""
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+_seed = derive_seed
 
 
 #: Purposes of the seeds derived from the run seed.
@@ -235,13 +238,17 @@ class Samples:
     short: dict[str, int]
 
 
-def _distinct(boards: np.ndarray) -> np.ndarray:
-    """Rows of ``boards`` that are the first occurrence of their board, ascending."""
+def distinct_boards(boards: np.ndarray) -> np.ndarray:
+    """Rows of ``boards`` that are the first occurrence of their board, ascending (the
+    dedupe of samples: exact board bytes)."""
     if not len(boards):
         return np.zeros(0, np.int64)
     keys = np.ascontiguousarray(boards, np.int8).view(np.dtype((np.void, boards.shape[1]))).ravel()
     _, first = np.unique(keys, return_index=True)
     return np.sort(first)
+
+
+_distinct = distinct_boards
 
 
 def sample_afterstates(evaluator, quotas: dict[str, int], seed: int, parallel_games: int = 512,
@@ -389,7 +396,7 @@ class LabelTask:
 
 
 @contextlib.contextmanager
-def _one_torch_thread() -> Iterator[None]:
+def one_torch_thread() -> Iterator[None]:
     """One torch thread inside the block: labels are then the same in this process as in
     worker processes (which run one thread each)."""
     before = torch.get_num_threads()
@@ -398,6 +405,9 @@ def _one_torch_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+_one_torch_thread = one_torch_thread
 
 
 def label_afterstates(boards: np.ndarray, classes: np.ndarray, evaluator, settings: dict,
@@ -621,8 +631,9 @@ class SearchTargetsRun:
             self.lock = FolderLock(run_dir, "nardy train")
             self.state = self._read_state()
             self._check_config()
-            self._rewind()
-            self._trim_metrics()
+            if self.state["generation"] <= cfg.method.generations:     # a finished run: nothing written
+                self._rewind()
+                self._trim_metrics()
         else:
             if os.path.exists(self.state_path) or os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
                 raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
@@ -645,7 +656,8 @@ class SearchTargetsRun:
             self.state = {"format": STATE_FORMAT, "generation": 1, "phase": "sample",
                           "current_generation": 0, "history": [], "seconds": {p: 0.0 for p in PHASES}}
             self._write_state()
-        self.metrics = MetricsLog(run_dir) if log else None
+        finished = self.state["generation"] > cfg.method.generations
+        self.metrics = MetricsLog(run_dir) if log and not finished else None
 
     # --- state -----------------------------------------------------------------------
 
@@ -766,6 +778,8 @@ class SearchTargetsRun:
         if not self.lock.held:
             self.lock = FolderLock(self.run_dir, "nardy train")
         self.progress = progress
+        if self.log_enabled and self.metrics is None:
+            self.metrics = MetricsLog(self.run_dir)
         self.backend = make_backend(self.backend_name, self.jobs, self.address, log=self.print)
         if self.log_enabled:
             self.metrics.line({"kind": "session", "generation": self.state["generation"],
@@ -1081,9 +1095,11 @@ class SearchTargetsRun:
 
 # --- the command line ----------------------------------------------------------------------
 
-def cli_train(args, cfg: TrainConfig, text: str, out: str) -> int:
+def cli_train(args, cfg: TrainConfig, text: str, out: str, resume_command: list[str] | None = None,
+              on_start: Callable[[], None] = lambda: None) -> int:
     """``nardy train`` for ``[method] kind = "search_targets"``: run, Ctrl-C / SIGTERM stop
-    cleanly with a resume hint (exit status 130)."""
+    cleanly with the command that continues (``resume_command``; exit status 130).
+    ``on_start()`` once the run folder is set up (the CLI remembers its options there)."""
     import shlex
     import signal
     import sys
@@ -1094,6 +1110,13 @@ def cli_train(args, cfg: TrainConfig, text: str, out: str) -> int:
         raise NardyError("--actors is for TD training (--backend ray runs the labelling as Ray tasks)")
     run = SearchTargetsRun(cfg, out, config_text=text, resume=args.resume, backend=args.backend,
                            jobs=getattr(args, "jobs", None), address=args.address)
+    if run.state["generation"] > cfg.method.generations:
+        run.close()
+        print(f"{out} is finished: {len(run.state['history'])} generation(s) of method.generations = "
+              f"{cfg.method.generations}. To extend it, raise method.generations in a copy of "
+              f"{os.path.join(out, 'config.toml')} and run nardy train --config COPY --out {out} --resume")
+        return 0
+    on_start()
 
     def stop(signum, frame):
         # First signal: stop at the next safe point; a second one kills.
@@ -1108,10 +1131,7 @@ def cli_train(args, cfg: TrainConfig, text: str, out: str) -> int:
     print(f"{len(done)} generation(s) in {out}, {promoted} promoted; current evaluator "
           f"{os.path.join(out, 'current.pt')} (generation {run.state['current_generation']})")
     if res["stopped"]:
-        again = ["nardy", "train", "--config", args.config, "--out", out, "--resume"]
-        again += ["--backend", "ray"] if args.backend == "ray" else []
-        again += ["--jobs", str(args.jobs)] if getattr(args, "jobs", None) else []
-        again += ["--address", args.address] if args.address else []
+        again = resume_command or ["nardy", "train", "--out", out, "--resume"]
         print(f"nardy: interrupted in generation {res['generation']}, phase {res['phase']} (finished "
               f"work kept); continue with: {shlex.join(again)}", file=sys.stderr)
         return 130
@@ -1137,12 +1157,10 @@ def bench_labels(variant="backgammon", checkpoint: str | None = None, seconds: f
     import multiprocessing as mp
 
     from nardy_ai.backends import make_backend
-    from nardy_ai.shipping import BENCH_NETS
+    from nardy_ai.shipping import bench_net
     from nardy_ai.machine import machine_description
     v = get_variant(variant)
-    path = checkpoint or BENCH_NETS.get(v.id)
-    if path is None:
-        raise NardyError(f"no shipped net for {v.id}: give --checkpoint")
+    path = checkpoint or bench_net(v)
     if not os.path.isabs(path) and not os.path.exists(path):
         here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), path)
         path = here if os.path.exists(here) else path

@@ -1,6 +1,8 @@
 """Self-play in lockstep: ``n`` games of one evaluator against itself, a ply at a time.
 
-A driver of the game core (:mod:`nardy_ai.core`): TD training (:mod:`training.td`), its Ray
+A call of the game driver (:func:`nardy_ai.driver.run`, one ply at a time, finished games
+restarted at once; the dice of :class:`nardy_ai.driver.SeededDice` with a random opening roll
+and no lot): TD training (:mod:`training.td`), its Ray
 actors (:mod:`training.distributed`) and the search-target sampler
 (:mod:`training.search_targets`) all play through :class:`SelfPlay`.
 """
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from nardy_ai import core
+from nardy_ai import core, driver
 from nardy_ai.board import start_board
 from nardy_ai.model import NeuralEvaluator, equity, n_outputs
 from nardy_ai.movegen import segment_argmax
@@ -64,6 +66,9 @@ class SelfPlay:
         self.traj_boards = np.zeros((n, self.cap, 28), np.int8)
         self.traj_values = np.zeros((n, self.cap, self.k), np.float32)
         self.plies = 0
+        self.dice = driver.SeededDice(rng, opening="random")
+        self._values = np.zeros((0, self.k), np.float32)
+        self._t0 = 0.0
 
     def _grow(self) -> None:
         self.cap *= 2
@@ -77,16 +82,6 @@ class SelfPlay:
     def boards(self) -> np.ndarray:
         """``(n, 28)`` the positions on roll, each from its mover's view."""
         return self.games.board
-
-    def _roll(self) -> np.ndarray:
-        """Every game's dice; a game's first turn under COM-7's opening roll gets one of the 30
-        unequal rolls instead (the lot's dice, no lot recorded)."""
-        dice = self.rng.integers(1, 7, (self.n, 2))
-        if self.v.opening == "opening_roll":
-            first = self.length == 0
-            if first.any():
-                dice[first] = core.random_opening_rolls(self.rng, int(first.sum()))
-        return dice
 
     def _choose(self, after, values: np.ndarray) -> np.ndarray:
         eq = equity(values, self.v)
@@ -123,35 +118,43 @@ class SelfPlay:
                 t0 = tm.add("bear-off database", t0)
         return values
 
-    def ply(self) -> list[FinishedGame]:
-        """Every game plays one move; returns the games that ended with it."""
-        tm = self.timers
-        t0 = time.perf_counter()
-        after = core.legal(self.games, self._roll())
-        t0 = tm.add("move generation", t0)
-        values = self.values(after.boards)
-        t0 = time.perf_counter()
-        pick = self._choose(after, values)
-        chosen = after.boards[pick]
+    name = "self-play"
+
+    def choose(self, after, variant, rng) -> np.ndarray:
+        """The driver's question: the evaluator's values of every afterstate (kept for the
+        trajectories), then the greedy / softmax / epsilon choice."""
+        self._t0 = self.timers.add("move generation", self._t0)
+        self._values = self.values(after.boards)
+        self._t0 = time.perf_counter()
+        return self._choose(after, self._values)
+
+    def _keep(self, rec: driver.Ply, _) -> None:
+        """The trajectory of every game: the afterstate played and its values."""
+        pick = rec.chosen
         if self.length.max() >= self.cap:
             self._grow()
         rows = np.arange(self.n)
-        self.traj_boards[rows, self.length] = chosen
-        self.traj_values[rows, self.length] = values[pick]
+        self.traj_boards[rows, self.length] = rec.after.boards[pick]
+        self.traj_values[rows, self.length] = self._values[pick]
         self.length += 1
         self.plies += 1
-        self.games = core.play(self.games, rows, chosen)
-        done = np.flatnonzero(self.games.over)
-        finished = []
-        if len(done):
-            for g, lv in zip(done.tolist(), self.games.level[done].tolist()):
-                T = int(self.length[g])
-                finished.append(FinishedGame(self.traj_boards[g, :T].copy(),
-                                             self.traj_values[g, :T].copy(), int(lv)))
-            self.games = core.restart(self.games, done)         # a new game in that slot
-            self.length[done] = 0
-        tm.add("self-play other", t0)
-        return finished
+
+    def _end(self, games: core.Games, done: np.ndarray) -> None:
+        for g, lv in zip(done.tolist(), games.level[done].tolist()):
+            T = int(self.length[g])
+            self._finished.append(FinishedGame(self.traj_boards[g, :T].copy(),
+                                               self.traj_values[g, :T].copy(), int(lv)))
+        self.length[done] = 0
+
+    def ply(self) -> list[FinishedGame]:
+        """Every game plays one move; returns the games that ended with it (their slots start
+        a new game at once)."""
+        self._t0 = time.perf_counter()
+        self._finished: list[FinishedGame] = []
+        self.games = driver.run(self.games, self.dice, self, self.rng, plies=1, on_ply=self._keep,
+                                on_end=self._end, restart=True).games
+        self.timers.add("self-play other", self._t0)
+        return self._finished
 
 
 class LocalSelfPlay:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .. import registry
 from ..errors import UnknownAgent
 from ..variants import Variant, get_variant
 from .base import Agent, segment_argmax, segment_ids, subset
@@ -110,8 +111,15 @@ def _plugin_factory(prefix: str) -> AgentFactory | None:
 
 def make_agent(spec: str, variant: str | Variant) -> Agent:
     """Build the agent a spec names for a variant; an unknown prefix raises :class:`UnknownAgent`.
-    A prefix neither built in nor registered is looked up among the installed plug-ins."""
+    A name of the shipped-agent registry (``best``, ``bg-champion@1ply``, ``td:best``:
+    :mod:`nardy_ai.registry`) plays that net at its recommended depths.  A prefix neither
+    built in nor registered is looked up among the installed plug-ins."""
     v = get_variant(variant)
+    bare = spec.strip()[3:] if spec.strip().startswith("td:") else spec.strip()
+    if registry.is_name(bare):          # best, bg-champion@1ply, td:best: a shipped net
+        agent = _td(registry.resolve(spec, v)[3:], v)
+        agent.name = spec.strip()
+        return agent
     prefix, _, arg = spec.strip().partition(":")
     factory = AGENTS.get(prefix) or _plugin_factory(prefix)
     if factory is None:

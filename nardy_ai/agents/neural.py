@@ -133,6 +133,9 @@ def td_factory(arg: str, variant: Variant) -> NeuralAgent:
     family, :func:`load_family_evaluator`; another family is refused)."""
     if not arg:
         raise UnknownAgent("agent 'td' needs a checkpoint: td:checkpoints/<variant>/<file>.pt[@1ply][+cube1ply|+pipcube]")
+    from .. import registry
+    if registry.is_name(arg):           # td:best, td:bg-champion@1ply
+        arg = registry.resolve(arg, variant)[3:]
     path, plies, cube = parse_td_spec(arg)
     ev = load_family_evaluator(path, variant)
     if cube == "pip":

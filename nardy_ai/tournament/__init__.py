@@ -46,8 +46,14 @@ Files in the tournament folder.
   intervals and the cross-table; needs matplotlib, the ``plot`` extra).  The summary depends
   on the games only; ``sessions.jsonl`` gets one line per run with its games/s and machine;
   ``.lock`` keeps a second process out of a folder in use.
-- ``matches/NN-A-vs-B.mat`` for short nardy: each pairing's games as one GNU Backgammon money
-  session (``0 point match``), see :mod:`nardy_ai.matfile`.
+- ``matches/NN-A-vs-B.mat``, on request only (``mat``, ``nardy tournament --mat``; a resumed
+  tournament keeps the choice), for cubeless short nardy: each pairing's games as one GNU
+  Backgammon money session (``0 point match``), see :mod:`nardy_ai.matfile`.
+
+The printed summary fits a terminal :data:`~.outputs.SCREEN_WIDTH` columns wide whatever the
+number of agents: names are the registry's or the shortest distinct path tails
+(:func:`display_names`), wide tables are folded into blocks of columns (:func:`fold_table`), and
+the files written are listed by folder (:func:`written_summary`).
 
 The package, one module per job: :mod:`.settings` (the config, default agents, file names),
 :mod:`.schedule` (chunks, seeds, the workers' :func:`play_chunk`), :mod:`.gamesfile`,
@@ -64,8 +70,8 @@ from .schedule import Chunk, chunk_seed, play_chunk, play_chunk_with_files, sche
 from .gamesfile import game_line, read_games
 from .statistics import (ELO_METHOD, PPG_METHOD, WIN_METHOD, cube_stats, elo_table, fit_elo,
                          summarize_tournament)
-from .outputs import (display_name, display_names, format_summary, plot_summary, summary_csv,
-                      write_outputs)
+from .outputs import (NAME_WIDTH, SCREEN_WIDTH, display_name, display_names, fold_table, format_summary,
+                      plot_summary, summary_csv, write_outputs, written_summary)
 from .run import run_tournament
 # Helpers that lived in this module before the split (issue #13), still importable from here.
 from ..files import FolderLock
@@ -75,11 +81,12 @@ from ..stats import side_stats, wilson_interval
 
 __all__ = [
     'CONFIG_FILE', 'Chunk', 'DEFAULT_CHUNK', 'DEFAULT_GAMES', 'ELO_METHOD', 'ELO_PER_LOGIT',
-    'FolderLock', 'GAMES_FILE', 'MATCH_DIR', 'MAX_CHUNK', 'MAX_GAMES', 'PICTURE', 'PPG_METHOD',
-    'SESSIONS_FILE', 'SUMMARY_CSV', 'SUMMARY_JSON', 'TournamentConfig', 'TournamentError',
-    'WIN_METHOD', 'checkpoint_files', 'chunk_seed', 'cube_stats', 'default_agents', 'display_name',
-    'display_names', 'elo_table', 'even_games', 'fit_elo', 'format_summary', 'game_line',
-    'level_names', 'load_config', 'local_copy', 'play_chunk', 'play_chunk_with_files',
-    'plot_summary', 'read_games', 'resume_config', 'run_tournament', 'schedule', 'side_stats',
-    'summarize_tournament', 'summary_csv', 'wilson_interval', 'write_outputs'
+    'FolderLock', 'GAMES_FILE', 'MATCH_DIR', 'MAX_CHUNK', 'MAX_GAMES', 'NAME_WIDTH', 'PICTURE',
+    'PPG_METHOD', 'SCREEN_WIDTH', 'SESSIONS_FILE', 'SUMMARY_CSV', 'SUMMARY_JSON',
+    'TournamentConfig', 'TournamentError', 'WIN_METHOD', 'checkpoint_files', 'chunk_seed',
+    'cube_stats', 'default_agents', 'display_name', 'display_names', 'elo_table', 'even_games',
+    'fit_elo', 'fold_table', 'format_summary', 'game_line', 'level_names', 'load_config',
+    'local_copy', 'play_chunk', 'play_chunk_with_files', 'plot_summary', 'read_games',
+    'resume_config', 'run_tournament', 'schedule', 'side_stats', 'summarize_tournament',
+    'summary_csv', 'wilson_interval', 'write_outputs', 'written_summary'
 ]

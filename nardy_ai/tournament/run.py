@@ -17,18 +17,24 @@ from ..shipping import checkpoint_files
 from ..machine import machine_description
 from ..game import GameRecord
 from .gamesfile import _cut_torn_tail, game_line, read_games
-from .outputs import display_name, format_summary, write_outputs
+from .outputs import display_names, format_summary, write_outputs, written_summary
 from .schedule import Chunk, _agent, play_chunk, play_chunk_with_files, schedule
 from .settings import CONFIG_FILE, GAMES_FILE, SESSIONS_FILE, TournamentConfig, TournamentError, load_config
 from .statistics import summarize_tournament
 
 
-def _leader(tally: dict[str, list[float]]) -> str:
+#: Longest agent name the progress bar shows for the leader.
+LEADER_WIDTH = 24
+
+
+def _leader(tally: dict[str, list[float]], names: dict[str, str]) -> str:
+    """The progress bar's note: the agent with the most points per game so far, by its
+    table name (``names``: :func:`display_names`)."""
     played = {a: p / n for a, (p, n) in tally.items() if n}
     if not played:
         return ""
     best = max(played, key=lambda a: played[a])
-    return f"leader {display_name(best, 24)} {played[best]:+.2f} pts/game"
+    return f"leader {names[best]} {played[best]:+.2f} pts/game"
 
 
 def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: bool = False, jobs: int | None = None,
@@ -92,6 +98,7 @@ def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, p
     todo = [c for c in chunks if any((c.a, c.b, i) not in done for i in c.indices())]
     remaining = sum(1 for c in todo for i in c.indices() if (c.a, c.b, i) not in done)
     tally = {a: [0.0, 0] for a in config.agents}
+    names = display_names(config.agents, LEADER_WIDTH, config.rules().id)
 
     def count(a: str, b: str, r: GameRecord) -> None:
         pts = r.points if (r.winner == 0) == (r.white == a) else -r.points
@@ -121,7 +128,7 @@ def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, p
             f.flush()
             os.fsync(f.fileno())
             bar.update(len(lines))
-            bar.set_postfix_str(_leader(tally), refresh=False)
+            bar.set_postfix_str(_leader(tally, names), refresh=False)
     elapsed = time.perf_counter() - start
     summary = summarize_tournament(config, done)
     if remaining:
@@ -135,5 +142,5 @@ def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, p
             f.write(json.dumps(session) + "\n")
     written = write_outputs(out, config, summary, done, log)     # files first: printing may fail
     log(format_summary(summary))
-    log("written: " + ", ".join(str(p) for p in [games_path, *written]))
+    log(written_summary(out, [games_path, *written]))
     return summary

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 
-from ..agents import AGENTS
+from .. import registry
 from ..board import parse_json
 from ..errors import FormatError, NardyError
 from ..cube import stakes_variant
@@ -40,7 +40,8 @@ class TournamentError(NardyError):
 @dataclass(frozen=True)
 class TournamentConfig:
     """What a tournament plays.  ``games`` is per pairing and even (duplicate pairs);
-    ``chunk`` is the number of duplicate pairs played in lockstep by one task."""
+    ``chunk`` is the number of duplicate pairs played in lockstep by one task; ``mat``: also
+    write each pairing's games as a GNU Backgammon ``.mat`` file (short nardy, no stakes)."""
 
     variant: str
     agents: tuple[str, ...]
@@ -49,6 +50,7 @@ class TournamentConfig:
     gauntlet: bool = False
     chunk: int = DEFAULT_CHUNK
     stakes: str = "none"
+    mat: bool = False
 
     def rules(self) -> Variant:
         return parse_variant_spec(self.variant)
@@ -88,14 +90,15 @@ class TournamentConfig:
                 "options": variant_options(v), "agents": list(self.agents),
                 "games_per_pairing": self.games, "seed": self.seed,
                 "mode": "gauntlet" if self.gauntlet else "round robin", "chunk_pairs": self.chunk,
-                **({"stakes": self.stakes} if self.stakes != "none" else {})}
+                **({"stakes": self.stakes} if self.stakes != "none" else {}),
+                **({"mat_files": True} if self.mat else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> TournamentConfig:
         try:
             return cls(str(d["variant"]), tuple(str(a) for a in d["agents"]), int(d["games_per_pairing"]),
                        int(d["seed"]), d["mode"] == "gauntlet", int(d["chunk_pairs"]),
-                       str(d.get("stakes", "none")))
+                       str(d.get("stakes", "none")), d.get("mat_files", False) is True)
         except (KeyError, TypeError, ValueError) as e:
             raise FormatError(f"{CONFIG_FILE}: missing or bad field {e}") from None
 
@@ -107,49 +110,22 @@ def even_games(n: int) -> int:
     return n + (n % 2)
 
 
-#: The net a variant without nets of its own plays with: its parent's best (same board and
-#: checker rules family; issue #15), and the parent net an own net is measured against.
-#: ``td:`` accepts a net of another variant of the same family
-#: (:func:`nardy_ai.agents.neural.td_factory`).  Backgammon's best is the third distillation
-#: round (level with gnubg 0-ply); it also plays BG-HH and BG-TT better than the rollout net
-#: the variants' first own nets were measured against (by +0.02 to +0.05 ppg).
-PARENT_NETS = {"short_caucasian": "checkpoints/backgammon/search_targets_distill_iter3/current.pt",
-               "short_trictrac": "checkpoints/backgammon/search_targets_distill_iter3/current.pt",
-               "long_dave": "checkpoints/long/search_targets/current.pt"}
+def gnubg_installed() -> bool:
+    """Whether the optional gnubg package can be imported (without importing it)."""
+    import importlib.util
+    return importlib.util.find_spec("gnubg") is not None
 
 
-def default_agents(variant: str | Variant, roots: Sequence[str | os.PathLike] | None = None) -> list[str]:
-    """The shipped agents and the baselines: ``td:`` for every
-    ``checkpoints/<variant>/*/checkpoint.pt`` (a TD run) and ``*/current.pt`` (a search-targets
-    run; looked for in the current folder, then next to the package) or, for a variant without
-    nets of its own, its parent's (:data:`PARENT_NETS`); ``pubeval`` for short nardy when an
-    agent of that name is registered, then ``heuristic`` and ``random``."""
+def default_agents(variant: str | Variant) -> list[str]:
+    """The default tournament's agents: the shipped-agent registry's list for the variant
+    (``checkpoints/agents.toml``: its champion, the references it is measured against, the
+    built-in baselines; a variant without a net of its own plays its family's), plus
+    ``gnubg:0ply`` in backgammon when the optional gnubg package is installed."""
     v = parse_variant_spec(variant) if isinstance(variant, str) else variant
-    if roots is None:
-        roots = [Path.cwd(), Path(__file__).resolve().parents[2]]   # the repository of the package
-    def spec(p: Path) -> str:               # relative to the current folder where it lies inside
-        try:
-            p = p.relative_to(Path.cwd())
-        except ValueError:
-            pass
-        return f"td:{p.as_posix()}"
-
-    specs: list[str] = []
-    for root in roots:
-        found = sorted([*Path(root).glob(f"checkpoints/{v.id}/*/checkpoint.pt"),
-                        *Path(root).glob(f"checkpoints/{v.id}/*/current.pt")])
-        if found:
-            specs += [spec(p) for p in found]
-            break
-    if not specs and v.id in PARENT_NETS:
-        for root in roots:                  # no net of its own yet: the parent variant's best
-            p = Path(root) / PARENT_NETS[v.id]
-            if p.exists():
-                specs.append(spec(p))
-                break
-    if not v.is_long and "pubeval" in AGENTS:
-        specs.append("pubeval")
-    return specs + ["heuristic", "random"]
+    specs = registry.tournament_agents(v)
+    if v.id == "backgammon" and gnubg_installed():
+        specs.append("gnubg:0ply")
+    return specs
 
 
 def load_config(out: str | os.PathLike) -> TournamentConfig:
@@ -175,7 +151,8 @@ def load_config(out: str | os.PathLike) -> TournamentConfig:
 
 def resume_config(out: str | os.PathLike, variant: str | None = None, agents: Sequence[str] | None = None,
                   games: int | None = None, seed: int | None = None, gauntlet: bool | None = None,
-                  chunk: int | None = None, stakes: str | None = None) -> TournamentConfig:
+                  chunk: int | None = None, stakes: str | None = None,
+                  mat: bool | None = None) -> TournamentConfig:
     """The saved settings of the tournament in ``out``; each setting given must equal the
     saved one (else :class:`TournamentError` naming it)."""
     saved = load_config(out)
@@ -200,4 +177,8 @@ def resume_config(out: str | os.PathLike, variant: str | None = None, agents: Se
         differs("--chunk", chunk, saved.chunk)
     if stakes is not None and stakes != saved.stakes:
         differs("--stakes", stakes, saved.stakes)
+    if mat is not None and mat != saved.mat:
+        raise TournamentError(f"--resume: the tournament in {out} was started "
+                              f"{'with' if saved.mat else 'without'} --mat; a resumed tournament keeps "
+                              f"the choice (resume without --mat, or use another --out)")
     return saved

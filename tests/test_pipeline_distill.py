@@ -1,0 +1,392 @@
+"""training/distill.py: ``[method] kind = "distill"`` of ``nardy train`` -- rounds of sample,
+rivals, label, fit and gate on a tiny recipe (a 16-unit net set, a few hundred rows), its
+stages as public functions, resume after a stop or a kill at each phase, and the plan."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from nardy_ai.backends import make_backend
+from nardy_ai.classes import class_names, position_classes
+from nardy_ai.model import load_checkpoint, save_checkpoint
+from nardy_ai.netset import NetSet, as_netset, load_evaluator
+from nardy_ai.variants import get_variant
+from training.config import ConfigError, config_from_dict
+from training.distill import (DistillRun, fit_student, merge_parts, plan, rivals_part, RivalsTask,
+                              sample_part, sample_tasks)
+from training.plan import train_plan
+
+VARIANT = "backgammon"
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory) -> str:
+    """A tiny backgammon net set (16-unit contact / crashed / race nets, the bear-off database)."""
+    net = {"encoder": "expert", "hidden": (16,)}
+    ev = NetSet.create(VARIANT, {"contact": net, "crashed": net, "race": net, "bearoff": "database"},
+                       seed=0, device="cpu")
+    path = str(tmp_path_factory.mktemp("teacher") / "teacher.pt")
+    save_checkpoint(path, {"kind": "search_targets", "evaluator": ev.state(), "generation": 0})
+    return path
+
+
+def recipe(teacher: str, **round1) -> dict:
+    """Two rounds: new 8-unit contact / crashed nets with rivals and a halving, then the
+    contact net fine-tuned and a new 6-unit crashed net."""
+    r1 = {"name": "first",
+          "sample": {"positions": 300, "quotas": {"contact": 0.7, "crashed": 0.3}, "part": 120,
+                     "parallel_games": 32, "decisions": 60},
+          "label": {"chunk": 100},
+          "fit": {"nets": ["contact", "crashed"], "hidden": [8], "max_epochs": 3, "patience": 1,
+                  "lr_halvings": 1, "validation": 0.1},
+          "gate": {"games": 20, "threshold": -3.0}}
+    for k, v in round1.items():
+        r1[k].update(v)
+    r2 = {"name": "second", "sample": {"positions": 150, "part": 100, "parallel_games": 32},
+          "label": {"chunk": 100},
+          "fit": {"nets": ["contact", "crashed"], "warm_nets": ["contact"], "hidden": [6], "max_epochs": 2,
+                  "validation": 0.1},
+          "gate": {"games": 20, "threshold": 3.0}}
+    return {"variant": VARIANT, "seed": 4, "method": {"kind": "distill"}, "model": {"init_from": teacher},
+            "run": {"eval_opponents": ["random"], "eval_games": 10}, "rounds": [r1, r2]}
+
+
+def weights(path) -> dict:
+    ev = as_netset(load_evaluator(str(path), VARIANT))
+    return {k: [p.detach().clone() for p in m.net.parameters()] for k, m in ev.nets().items()}
+
+
+def same_weights(a, b) -> bool:
+    return a.keys() == b.keys() and all(all(torch.equal(x, y) for x, y in zip(a[k], b[k])) for k in a)
+
+
+@pytest.fixture(scope="module")
+def finished(teacher, tmp_path_factory):
+    """The tiny recipe run start to finish on 1 process."""
+    out = tmp_path_factory.mktemp("run") / "run"
+    run = DistillRun(config_from_dict(recipe(teacher)), str(out), config_text="# tiny\n", jobs=1,
+                     print_fn=lambda *a: None)
+    res = run.run(progress=False)
+    run.close()
+    return out, res
+
+
+# --- the stages ------------------------------------------------------------------------------
+
+def test_sample_parts_are_distinct_class_tagged_and_the_same_on_any_number_of_jobs(teacher):
+    v = get_variant(VARIANT)
+    data = open(teacher, "rb").read()
+    ck = ("sha", data)
+    names = class_names(v)
+    tasks = sample_tasks(250, 100, {"contact": 0.6, "race": 0.4}, names, 9, v, ck, 32)
+    assert [sum(t.quotas.values()) for t in tasks] == [100, 100, 50]
+    assert tasks[0].quotas == {"contact": 60, "race": 40} and len({t.seed for t in tasks}) == 3
+    one = {t.index: r for t, r in make_backend("local", 1).run(sample_part, tasks)}
+    with make_backend("local", 2) as be:
+        two = {t.index: r for t, r in be.run(sample_part, tasks)}
+    for k in one:
+        assert np.array_equal(one[k][1], two[k][1]) and np.array_equal(one[k][2], two[k][2])
+    b, c = merge_parts([(one[k][1], one[k][2]) for k in sorted(one)])
+    assert len(np.unique(b, axis=0)) == len(b) <= 250
+    assert np.array_equal(position_classes(b, v), c)
+    assert set(np.unique(c)) <= {names.index("contact"), names.index("race")}
+    # exclude: boards already in the sample are not added again
+    b2, _ = merge_parts([(one[0][1], one[0][2])], exclude=one[0][1][:10])
+    assert len(b2) == len(one[0][1]) - 10
+
+
+def test_rivals_are_plays_of_the_named_classes_not_among_the_sample(teacher):
+    v = get_variant(VARIANT)
+    data = open(teacher, "rb").read()
+    names = class_names(v)
+    tasks = sample_tasks(80, 80, {"contact": 1.0}, names, 3, v, ("sha", data), 16)
+    _, boards, classes, _ = sample_part(tasks[0])
+    _, rb, rc, used = rivals_part(RivalsTask(0, v, ("sha", data), boards, ("contact",), 5, 0.5, 7))
+    assert 0 < used <= len(boards) and len(rb) <= 5 * used
+    assert set(np.unique(rc)) == {names.index("contact")}
+    assert np.array_equal(position_classes(rb, v), rc)
+    new, _ = merge_parts([(rb, rc)], exclude=boards)
+    assert len(new) <= len(rb)
+    keys = {bytes(x) for x in boards.astype(np.int8)}
+    assert not any(bytes(x) in keys for x in new.astype(np.int8))
+
+
+def test_fit_student_makes_new_nets_warm_starts_others_and_leaves_the_rest(teacher):
+    ev = as_netset(load_evaluator(teacher, VARIANT))
+    old = {k: [p.detach().clone() for p in m.net.parameters()] for k, m in ev.nets().items()}
+    v = ev.variant
+    names = class_names(v)
+    rng = np.random.default_rng(0)
+    data = open(teacher, "rb").read()
+    _, boards, classes, _ = sample_part(sample_tasks(200, 200, {"contact": 0.5, "race": 0.5}, names, 1, v,
+                                                     ("s", data), 32)[0])
+    labels = rng.random((len(boards), 5)).astype(np.float32)
+    cfg = config_from_dict(recipe(teacher, fit={"nets": ["contact", "race"], "warm_nets": ["race"],
+                                                "hidden": [8], "max_epochs": 2}))
+    seen = []
+    stats = fit_student(ev, boards, classes, labels, cfg.rounds[0].fit, 5, on_net=lambda n, f: seen.append(n))
+    assert seen == ["contact", "race"]
+    assert tuple(ev.members["contact"].hidden) == (8,) and not stats["contact"]["warm"]
+    assert tuple(ev.members["race"].hidden) == (16,) and stats["race"]["warm"]
+    assert stats["race"]["learning_rate"] == cfg.rounds[0].fit.warm_learning_rate
+    assert all(torch.equal(p, q) for p, q in zip(ev.members["crashed"].net.parameters(), old["crashed"]))
+    assert stats["contact"]["rows"] == int(np.sum(classes == names.index("contact")))
+    # a resumed fit skips the nets already done
+    again = as_netset(load_evaluator(teacher, VARIANT))
+    seen.clear()
+    fit_student(again, boards, classes, labels, cfg.rounds[0].fit, 5, done={"contact": stats["contact"]},
+                on_net=lambda n, f: seen.append(n))
+    assert seen == ["race"]
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+def test_a_run_goes_through_every_round_and_phase(finished, teacher):
+    out, res = finished
+    assert not res["stopped"] and res["round"] == 3
+    state = json.loads((out / "state.json").read_text())
+    assert [h["name"] for h in state["history"]] == ["first", "second"]
+    assert [h["promoted"] for h in state["history"]] == [True, False]      # thresholds -3 and +3
+    assert state["current_round"] == 1
+    assert same_weights(weights(out / "current.pt"), weights(out / "rounds/01/candidate.pt"))
+    r1 = np.load(out / "rounds/01/samples.npz")
+    assert int(r1["sampled"]) <= 300 < len(r1["boards"])                    # rivals added
+    assert len(np.unique(r1["boards"], axis=0)) == len(r1["boards"])
+    chunks = sorted((out / "rounds/01/labels").glob("chunk_*.npz"))
+    assert len(chunks) == (len(r1["boards"]) + 99) // 100
+    student = as_netset(load_evaluator(str(out / "current.pt"), VARIANT))
+    assert tuple(student.members["contact"].hidden) == (8,) and tuple(student.members["race"].hidden) == (16,)
+    second = as_netset(load_evaluator(str(out / "rounds/02/candidate.pt"), VARIANT))
+    assert tuple(second.members["contact"].hidden) == (8,) and tuple(second.members["crashed"].hidden) == (6,)
+    lines = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    kinds = [x["kind"] for x in lines]
+    for k in ("sample", "rivals", "label", "fit_epoch", "fit", "gate", "eval"):
+        assert k in kinds
+    rounds = [x["round"] for x in lines if "round" in x]
+    assert rounds == sorted(rounds)                                          # never backwards
+    gate = json.loads((out / "rounds/02/gate.json").read_text())
+    assert gate["games"] == 20 and gate["promoted"] is False
+
+
+class StopAfter(DistillRun):
+    """Asks itself to stop (as Ctrl-C does) after the ``count``-th metrics line of ``kind``."""
+
+    def __init__(self, *a, kind=None, count=1, **kw):
+        super().__init__(*a, **kw)
+        self.kind, self.count, self.seen = kind, count, 0
+
+    def _log(self, kind, *a, **kw):
+        super()._log(kind, *a, **kw)
+        if kind == self.kind:
+            self.seen += 1
+            if self.seen >= self.count:
+                self.request_stop()
+
+
+@pytest.mark.parametrize("stop_kind,count", [("part", 1), ("part", 6), ("fit", 1)])
+def test_a_stopped_run_resumes_to_the_same_nets(finished, teacher, tmp_path, stop_kind, count):
+    ref, _ = finished
+    cfg = config_from_dict(recipe(teacher))
+    out = tmp_path / "run"
+    run = StopAfter(cfg, str(out), jobs=1, kind=stop_kind, count=count, print_fn=lambda *a: None)
+    res = run.run(progress=False)
+    run.close()
+    assert res["stopped"] and res["round"] == 1
+    again = DistillRun(cfg, str(out), resume=True, jobs=1, print_fn=lambda *a: None)
+    res = again.run(progress=False)
+    again.close()
+    assert res["round"] == 3
+    for r in ("01", "02"):
+        assert same_weights(weights(out / f"rounds/{r}/candidate.pt"), weights(ref / f"rounds/{r}/candidate.pt"))
+    rounds = [json.loads(x).get("round", 0) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert rounds == sorted(rounds)
+
+
+def test_a_kill_mid_label_or_mid_fit_or_a_fresh_clone_loses_only_that_work(finished, teacher, tmp_path):
+    ref, _ = finished
+    cfg = config_from_dict(recipe(teacher))
+    out = tmp_path / "run"
+    shutil.copytree(ref, out)
+    state = json.loads((out / "state.json").read_text())
+
+    def resume_at(round_, phase):
+        s = dict(state, round=round_, phase=phase)
+        (out / "state.json").write_text(json.dumps(s))
+        run = DistillRun(cfg, str(out), resume=True, jobs=1, print_fn=lambda *a: None)
+        at = run.state["phase"]
+        run.run(progress=False)
+        run.close()
+        return at
+
+    # kill -9 mid-label: one chunk never written; only it is labelled again
+    chunks = sorted((out / "rounds/02/labels").glob("chunk_*.npz"))
+    before = {p.name: p.stat().st_mtime_ns for p in chunks[1:]}
+    chunks[0].unlink()
+    (out / "rounds/02/candidate.pt").unlink()
+    assert resume_at(2, "label") == "label"
+    assert {p.name: p.stat().st_mtime_ns for p in chunks[1:]} == before
+    assert same_weights(weights(out / "rounds/02/candidate.pt"), weights(ref / "rounds/02/candidate.pt"))
+    # kill -9 mid-fit: partial.pt holds the contact net only; only the crashed net is fitted again
+    partial = load_checkpoint(out / "rounds/02/partial.pt")
+    partial["fit"].pop("crashed")
+    save_checkpoint(out / "rounds/02/partial.pt", partial)
+    (out / "rounds/02/candidate.pt").unlink()
+    assert resume_at(2, "fit") == "fit"
+    cand = load_checkpoint(out / "rounds/02/candidate.pt")["fit"]
+    assert cand["contact"] == partial["fit"]["contact"]                 # not fitted again
+    assert same_weights(weights(out / "rounds/02/candidate.pt"), weights(ref / "rounds/02/candidate.pt"))
+    # a fresh clone: rounds/ is not committed; round 2 starts again at its sample, same nets
+    shutil.rmtree(out / "rounds")
+    assert resume_at(2, "gate") == "sample"
+    assert same_weights(weights(out / "rounds/02/candidate.pt"), weights(ref / "rounds/02/candidate.pt"))
+
+
+def test_config_errors_name_the_round_and_key(teacher):
+    def bad(**over):
+        d = recipe(teacher)
+        for k, v in over.items():
+            d["rounds"][1][k] = {**d["rounds"][1][k], **v}
+        return d
+    for d, msg in [(bad(fit={"lr_halvings": 99}), r"rounds\[2\]\.fit\.lr_halvings"),
+                   (bad(sample={"positionz": 3}), r"rounds\[2\]\.sample\.positionz: unknown key"),
+                   (bad(fit={"nets": ["kontact"], "warm_nets": []}), r"rounds\[2\]\.fit\.nets: kontact"),
+                   (bad(sample={"quotas": {"contact": -1.0}}), r"rounds\[2\]\.sample\.quotas"),
+                   (bad(gate={"threshold": "x"}), r"rounds\[2\]\.gate\.threshold: must be a number"),
+                   ({**recipe(teacher), "rounds": []}, r"rounds: .*distill"),
+                   ({**recipe(teacher), "method": {"kind": "td"}}, r"rounds: .*distill")]:
+        with pytest.raises(ConfigError, match=msg):
+            config_from_dict(d)
+
+
+def test_resume_may_add_rounds_but_not_change_begun_ones(finished, teacher, tmp_path):
+    ref, _ = finished
+    out = tmp_path / "run"
+    shutil.copytree(ref, out)
+    d = recipe(teacher)
+    d["rounds"][0]["fit"]["hidden"] = [9]
+    with pytest.raises(Exception, match="rounds 1"):
+        DistillRun(config_from_dict(d), str(out), resume=True, jobs=1)
+    d = recipe(teacher)
+    d["rounds"].append({**d["rounds"][1], "name": "third"})
+    run = DistillRun(config_from_dict(d), str(out), resume=True, jobs=1, print_fn=lambda *a: None)
+    assert not run.finished
+    run.run(progress=False)
+    run.close()
+    assert [h["name"] for h in json.loads((out / "state.json").read_text())["history"]] == ["first", "second",
+                                                                                          "third"]
+
+
+# --- the plan ----------------------------------------------------------------------------------
+
+def test_plan_sizes_and_hours_follow_the_rates(teacher):
+    cfg = config_from_dict(recipe(teacher))
+    rates = {"sample_per_s": 100.0, "label_per_s": 50.0, "label2_per_s": 2.0, "rivals_per_s": 30.0,
+             "gate_games_per_s": 10.0, "fit_rows_per_s": {"238x8": 1000.0, "238x16": 500.0}}
+    stages = plan(cfg, rates, jobs=2, threads=1, teacher_hidden={"contact": [16], "crashed": [16], "race": [16]},
+                  inputs={"contact": 238, "crashed": 238, "race": 238})
+    by = {(s["round"], s["stage"]): s for s in stages}
+    assert by[(1, "sample")]["seconds"] == pytest.approx(300 / (100 * 2))
+    assert by[(1, "rivals")]["seconds"] == pytest.approx(60 / (30 * 2))
+    label = by[(1, "label (1-ply)")]
+    assert label["seconds"] == pytest.approx(label["rows"] / (50 * 2)) and label["rows"] > 300
+    fit = by[(1, "fit")]
+    assert fit["seconds"] == pytest.approx(label["rows"] * 3 / 1000)           # all rows, 3 epochs, 8 units
+    assert by[(2, "fit")]["seconds"] == pytest.approx(150 * 2 / 500)          # warm contact: its 16 units
+    assert (2, "rivals") not in by and by[(2, "gate")]["seconds"] == pytest.approx(2.0)
+    text = train_plan(cfg, jobs=2, rates=rates)
+    assert "first" in text and "second" in text and "total:" in text and "hours" in text
+
+
+def toml_text(d: dict) -> str:
+    """The recipe dict as TOML (the shapes :func:`recipe` uses)."""
+    def value(v):
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + "}"
+        return json.dumps(v)
+    lines = [f"{k} = {value(v)}" for k, v in d.items() if not isinstance(v, (dict, list))]
+    for k, v in d.items():
+        if isinstance(v, dict):
+            lines += [f"[{k}]"] + [f"{a} = {value(b)}" for a, b in v.items()]
+    for r in d.get("rounds", []):
+        lines += ["[[rounds]]"] + [f"{a} = {value(b)}" for a, b in r.items() if not isinstance(b, dict)]
+        for sec, body in r.items():
+            if isinstance(body, dict):
+                lines += [f"[rounds.{sec}]"] + [f"{a} = {value(b)}" for a, b in body.items()]
+    return "\n".join(lines) + "\n"
+
+
+def nardy(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "nardy_ai.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_cli_plan_prints_the_stages_and_runs_nothing(teacher, tmp_path):
+    cfg = tmp_path / "r.toml"
+    cfg.write_text(toml_text(recipe(teacher)))
+    out = tmp_path / "run"
+    p = nardy("train", "--config", str(cfg), "--out", str(out), "--plan", "--jobs", "2")
+    assert p.returncode == 0, p.stderr
+    assert not out.exists()
+    for word in ("first", "second", "sample", "rivals", "label (1-ply)", "fit", "gate", "total:", "MiB",
+                 "per CPU second"):
+        assert word in p.stdout
+
+
+def test_cli_runs_stops_and_resumes_as_printed(teacher, tmp_path):
+    """The command printed after a stop continues the run exactly as printed; --resume of the
+    finished run says so and how to extend it, and changes nothing."""
+    cfg = tmp_path / "r.toml"
+    d = recipe(teacher)
+    d.pop("variant")                                  # the variant from the command line, remembered
+    cfg.write_text(toml_text(d))
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "nardy_ai.cli", "train", "--config", str(cfg), "--variant",
+                             VARIANT, "--out", str(out), "--jobs", "1", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import signal
+    import time
+    for _ in range(600):                              # stop once the first sample part is on disk
+        if list((out / "rounds/01/sample").glob("part_*.npz")) if (out / "rounds/01/sample").exists() else []:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal")   # a very fast machine
+    assert proc.returncode == 130, err
+    printed = err.split("continue with: ")[1].strip()
+    assert printed == f"nardy train --out {out} --resume"
+    p = subprocess.run([sys.executable, "-m", "nardy_ai.cli", *printed.split()[1:], "--no-progress"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "options.json").read_text())["jobs"] == 1
+    before = {str(f): f.stat().st_mtime_ns for f in out.rglob("*")}
+    p = nardy("train", "--out", str(out), "--resume")
+    assert p.returncode == 0 and "is finished" in p.stdout and "[[rounds]]" in p.stdout
+    assert {str(f): f.stat().st_mtime_ns for f in out.rglob("*")} == before
+
+
+def test_two_local_processes_and_ray_give_the_same_run(finished, teacher, tmp_path):
+    """Sampling, rivals and labels are seeded per task: the backend and the number of jobs
+    change nothing (the reference ran inline, one process)."""
+    ref, _ = finished
+    cfg = config_from_dict(recipe(teacher))
+    for backend, jobs in (("local", 2), ("ray", 2)):
+        out = tmp_path / backend
+        run = DistillRun(cfg, str(out), backend=backend, jobs=jobs, print_fn=lambda *a: None)
+        run.run(progress=False)
+        run.close()
+        for r in ("01", "02"):
+            a, b = np.load(out / f"rounds/{r}/samples.npz"), np.load(ref / f"rounds/{r}/samples.npz")
+            assert np.array_equal(a["boards"], b["boards"])
+            for chunk in sorted((ref / f"rounds/{r}/labels").glob("chunk_*.npz")):
+                assert np.array_equal(np.load(chunk)["labels"], np.load(out / f"rounds/{r}/labels" / chunk.name)["labels"])
+            assert same_weights(weights(out / f"rounds/{r}/candidate.pt"), weights(ref / f"rounds/{r}/candidate.pt"))

@@ -1,0 +1,44 @@
+"""training/plan.py: ``nardy train --plan`` for the shipped champion recipes (rates given, so
+nothing is measured or run) and the stages' hours following those rates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from training.config import load_config
+from training.plan import net_shapes, search_targets_stages, starting_netset, train_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+RATES = {"sample_per_s": 500.0, "label_per_s": 400.0, "label2_per_s": 20.0, "rivals_per_s": 5000.0,
+         "gate_games_per_s": 100.0, "fit_rows_per_s": {}}
+
+
+def test_the_backgammon_recipe_plan_lists_three_rounds_of_the_cards_sizes():
+    cfg, _ = load_config(str(ROOT / "experiments/backgammon_champion.toml"))
+    text = train_plan(cfg, jobs=2, rates=RATES)
+    lines = text.splitlines()
+    assert [r.name for r in cfg.rounds] == ["candidates", "iter2", "iter3"]
+    stages = [x.split()[2] for x in lines if x[:2].strip().isdigit()]
+    assert stages == ["sample", "rivals", "label", "fit", "gate"] * 3
+    assert any("1,500,000" in x and "sample" in x for x in lines)
+    sample = next(x for x in lines if "candidates" in x and "sample" in x)
+    assert f"{1_500_000 / (500 * 2) / 3600:.2f}" in sample          # rows / (rate x jobs)
+    assert "[512]" in text and "at most 100 epochs" in text and lines[-1].startswith("total:")
+
+
+def test_the_long_recipe_plan_has_seven_generations_following_the_rates():
+    cfg, _ = load_config(str(ROOT / "experiments/long_champion.toml"))
+    netset = starting_netset(cfg)
+    hidden, inputs = net_shapes(netset)
+    assert hidden == {"contact": [128], "race": [80]}              # contact widened from 80
+    rates = dict(RATES, fit_rows_per_s={f"{inputs[c]}x{'x'.join(map(str, h))}": 10000.0 for c, h in hidden.items()})
+    stages = search_targets_stages(cfg, rates, hidden, inputs, jobs=2, threads=1)
+    assert len(stages) == 4 * 7
+    label = [s for s in stages if s["stage"].startswith("label")]
+    assert label[0]["seconds"] == pytest.approx(120000 / (400 * 2))
+    gate = [s for s in stages if s["stage"] == "gate"]
+    assert gate[0]["seconds"] == pytest.approx(2000 / 100)
+    fit = [s for s in stages if s["stage"] == "fit"][0]
+    assert fit["seconds"] == pytest.approx(120000 * 40 / 10000)       # every row, max_epochs, one thread

@@ -1,0 +1,996 @@
+"""Distillation: rounds of sample, rivals, label, fit and gate, each student the next teacher.
+
+``nardy train`` with ``[method] kind = "distill"`` runs the method that made the platform's
+strongest nets (backgammon ``search_targets_distill_iter3``): a teacher's n-ply labels of many
+afterstates of its own self-play and of the close rivals of its decisions, fitted by new
+(often larger) nets from scratch with learning-rate halvings.  Each ``[[rounds]]`` table of
+the recipe is one round; the round's student, when it passes the gate, is the next round's
+teacher.  The first teacher is ``model.init_from`` (a net of a sibling variant with the same
+family is adopted into this variant's outputs: :func:`nardy_ai.netset.adopt_state`).
+
+A round runs five phases, each resumable after a kill -9 at any point:
+
+sample
+    Fresh self-play of the teacher at 0 ply with exploration (``sample.epsilon``,
+    ``sample.temperature``), each played afterstate kept with probability ``sample.keep``,
+    until each class has its quota (``sample.quotas``: shares of ``sample.positions``; default
+    the classes of the nets refitted, equally) of distinct afterstates.  The work is cut into
+    tasks of ``sample.part`` afterstates with their own seeds (:func:`sample_tasks`), run on
+    the backend (``--jobs`` processes or Ray) and each written as ``sample/part_NNNN.npz``
+    when it arrives; the parts are then merged, repeats across parts dropped
+    (:func:`merge_parts`).  The result depends on the recipe and seed only, not on the backend
+    or the number of jobs.
+rivals
+    ``sample.decisions`` of the sampled afterstates (a seeded choice) become the opponent's
+    decisions (a seeded roll each); the best ``sample.candidates`` plays of each at the
+    teacher's 0 ply within ``sample.candidate_threshold`` points are added to the rows
+    (:func:`training.search_targets.decision_candidates`; tasks of ``sample.part`` decisions
+    as ``rivals/part_NNNN.npz``).  Result: ``samples.npz`` (the sampled rows first, then the
+    new rivals).
+label
+    The teacher's ``label.plies`` expectimax outcome probabilities of every row (bear-off
+    afterstates: the database's exact values), in chunks of ``label.chunk`` rows, one backend
+    task each, each written atomically as ``labels/chunk_NNNN.npz`` when it arrives: a kill
+    loses at most the chunks in flight.
+fit
+    The student is a copy of the teacher whose nets ``fit.nets`` are fitted on their classes'
+    rows (:func:`fit_student`): new nets of ``fit.hidden`` (seeded) with
+    ``fit.learning_rate``, or warm-started (``fit.warm_nets``, or all when ``fit.hidden`` is
+    empty) with ``fit.warm_learning_rate``; Adam, binary cross-entropy against the soft
+    labels, ``fit.validation`` held out, early stop after ``fit.patience`` epochs without a
+    lower held-out loss, or first ``fit.lr_halvings`` returns to the best weights with half
+    the learning rate.  After each net the set so far is written (``partial.pt``): a kill
+    loses at most the net being fitted.  Result: ``candidate.pt``.
+gate
+    The student against the teacher at 0 ply, ``gate.games`` in duplicate-dice pairs; it
+    becomes ``current.pt`` (the next teacher) when its points per game are at least
+    ``gate.threshold``.  Then ``current.pt`` plays ``run.eval_opponents``.
+
+The run folder::
+
+    config.toml        the recipe (as given; a --variant from the command line prepended)
+    options.json       the command line's variant, backend, jobs, address (``--resume`` alone continues)
+    state.json         round, phase, results (written atomically)
+    current.pt         the current teacher (``td:DIR/current.pt``); round 0 = the starting net
+    metrics.jsonl, tb/ the one metrics writer (training.metrics_log.MetricsLog)
+    rounds/NN/         sample/, rivals/, samples.npz, labels/, partial.pt, candidate.pt, gate.json
+
+To resume on another machine only ``config.toml``, ``options.json``, ``state.json``,
+``current.pt``, ``metrics.jsonl`` and the finished rounds' ``candidate.pt`` / ``gate.json``
+are needed: a round whose files are missing starts again at the first phase whose inputs are
+gone (all phases are seeded, so it draws and labels the same rows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from nardy_ai.errors import NardyError
+from nardy_ai.files import write_atomic
+from nardy_ai.model import NeuralEvaluator, load_checkpoint, n_outputs, save_checkpoint
+from nardy_ai.netset import as_netset, evaluator_from_state
+from nardy_ai.variants import Variant, parse_variant_spec
+
+from .config import ConfigError, TrainConfig, config_from_dict, require_same_config
+from .metrics_log import MetricsLog
+from .search_targets import (SearchTargetsError, class_quotas, decision_candidates, derive_seed,
+                             distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net,
+                             fitted_classes, gate_match, initial_evaluator, label_chunk, label_tasks,
+                             one_torch_thread, read_npz, sample_afterstates, write_npz)
+
+#: Version of the part, samples and chunk files of a distillation run.
+FORMAT = 1
+#: Version of ``state.json``.
+STATE_FORMAT = 1
+#: The phases of a round, in order.
+PHASES = ("sample", "rivals", "label", "fit", "gate")
+#: Purposes of the seeds derived from the run seed.
+SEED_SAMPLE, SEED_PICK, SEED_RIVALS, SEED_LABEL, SEED_FIT, SEED_GATE = range(101, 107)
+
+
+class DistillError(NardyError):
+    """A distillation run that cannot go on: a damaged run folder, another run's files."""
+
+
+# --- sample --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class SampleTask:
+    """One self-play task: ``quotas`` distinct afterstates per class of the teacher's self-play
+    (``index``: the part's number, ``seed`` its dice and exploration)."""
+
+    index: int
+    variant: Variant
+    checkpoint: tuple[str, bytes]
+    quotas: dict
+    seed: int
+    parallel_games: int
+    epsilon: float
+    temperature: float
+    keep: float
+
+    def label(self) -> str:
+        return f"sample part {self.index}"
+
+
+def sample_tasks(positions: int, part: int, shares: dict[str, float], names: tuple[str, ...], seed: int,
+                 variant: Variant, checkpoint: tuple[str, bytes], parallel_games: int = 512,
+                 epsilon: float = 0.05, temperature: float = 0.0, keep: float = 0.5,
+                 skip: set[int] = frozenset()) -> list[SampleTask]:
+    """The self-play tasks of a sample of ``positions`` afterstates: parts of ``part`` (the
+    last one shorter), each split by class as ``shares`` (:func:`class_quotas`), part ``k``
+    seeded ``derive_seed(seed, k)``; the parts in ``skip`` left out."""
+    out = []
+    for k, lo in enumerate(range(0, positions, part)):
+        if k in skip:
+            continue
+        n = min(part, positions - lo)
+        out.append(SampleTask(k, variant, checkpoint, class_quotas(n, shares, names), derive_seed(seed, k),
+                              parallel_games, epsilon, temperature, keep))
+    return out
+
+
+def sample_part(task: SampleTask) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """Run one :class:`SampleTask` (a backend task, one torch thread): ``(index, boards,
+    classes, games)``.  Stops with quotas short after as many games as afterstates asked."""
+    with one_torch_thread():
+        ev = evaluator_from_bytes(*task.checkpoint, task.variant)
+        s = sample_afterstates(ev, task.quotas, task.seed, task.parallel_games, task.epsilon,
+                               task.temperature, task.keep, max_games=max(sum(task.quotas.values()), 100))
+    return task.index, s.boards, s.classes, s.games
+
+
+def merge_parts(parts: list[tuple[np.ndarray, np.ndarray]], exclude: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The parts' boards and classes in part order, each board once (its first occurrence),
+    boards also in ``exclude`` dropped."""
+    if not parts:
+        return np.zeros((0, 28), np.int8), np.zeros(0, np.int8)
+    b = np.concatenate([p[0] for p in parts])
+    c = np.concatenate([p[1] for p in parts])
+    if exclude is not None and len(exclude):
+        both = np.concatenate([np.asarray(exclude, np.int8), b])
+        first = distinct_boards(both)
+        first = first[first >= len(exclude)] - len(exclude)
+    else:
+        first = distinct_boards(b)
+    return b[first], c[first]
+
+
+# --- rivals --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class RivalsTask:
+    """One task of the rivals phase: these afterstates as decisions (``seed``: their order
+    and rolls), the best ``keep`` plays within ``threshold`` points of the classes ``classes``."""
+
+    index: int
+    variant: Variant
+    checkpoint: tuple[str, bytes]
+    boards: np.ndarray
+    classes: tuple[str, ...]
+    keep: int
+    threshold: float
+    seed: int
+
+    def label(self) -> str:
+        return f"rivals part {self.index}"
+
+
+def decision_rows(n: int, decisions: int, seed: int) -> np.ndarray:
+    """The rows (ascending) of a sample of ``n`` afterstates that become decisions: a seeded
+    random ``decisions`` of them (all when ``decisions >= n``)."""
+    if decisions >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).permutation(n)[:decisions])
+
+
+def rivals_part(task: RivalsTask) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """Run one :class:`RivalsTask` (a backend task, one torch thread): ``(index, boards,
+    classes, decisions used)``."""
+    with one_torch_thread():
+        ev = evaluator_from_bytes(*task.checkpoint, task.variant)
+        unlimited = {c: len(task.boards) * task.keep for c in task.classes}
+        b, c, used = decision_candidates(ev, task.boards, unlimited, task.keep, task.threshold, task.seed)
+    return task.index, b, c, used
+
+
+# --- fit -----------------------------------------------------------------------------------
+
+@dataclass
+class FitSettings:
+    """What :func:`training.search_targets.fit_net` reads."""
+    learning_rate: float
+    batch_size: int
+    max_epochs: int
+    patience: int
+    validation: float
+    lr_halvings: int
+
+
+def nets_to_fit(netset, fit) -> list[str]:
+    """The labels of the nets a round refits: ``fit.nets`` or every class a net values."""
+    return list(fit.nets) or fitted_classes(netset)
+
+
+def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndarray, fit, seed: int,
+                done: dict | None = None, on_net: Callable[[str, dict], None] = lambda *a: None,
+                on_epoch: Callable[[str, int, float, float, float], None] = lambda *a: None,
+                stop: Callable[[], bool] = lambda: False) -> dict | None:
+    """Refit the nets ``fit.nets`` of ``netset`` (in place) on their classes' rows of
+    ``boards`` / ``labels`` (:mod:`nardy_ai.model` outcome probabilities): new nets of
+    ``fit.hidden`` (``fit.activation`` or the old net's) from ``derive_seed(seed, i)`` with
+    ``fit.learning_rate``, or -- ``fit.warm_nets``, or every net when ``fit.hidden`` is empty
+    -- the net itself with ``fit.warm_learning_rate``.  Nets named in ``done`` (label -> their
+    figures) are skipped (a resumed fit).  ``on_net(label, figures)`` after each net,
+    ``on_epoch(label, epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
+    figures by net (rows, warm, learning rate, losses, epochs, seconds), or None when ``stop()``
+    turned true (the net being fitted left as it was)."""
+    out = dict(done or {})
+    wanted = nets_to_fit(netset, fit)
+    routes = {label: (member, rows) for label, member, rows in netset.route(boards, classes)}
+    for i, label in enumerate(wanted):
+        if label in out:
+            continue
+        if label not in routes:
+            out[label] = {"rows": 0, "skipped": "no labelled afterstates of this class"}
+            on_net(label, out[label])
+            continue
+        member, rows = routes[label]
+        if not isinstance(member, NeuralEvaluator) or len(rows) < 2:
+            out[label] = {"rows": int(len(rows)), "skipped": "not a net" if len(rows) >= 2 else "too few rows"}
+            on_net(label, out[label])
+            continue
+        warm = not fit.hidden or label in fit.warm_nets
+        hidden = tuple(member.hidden) if warm else tuple(fit.hidden)
+        activation = member.activation if warm else (fit.activation or member.activation)
+        s = derive_seed(seed, i)
+        if not warm:
+            torch.manual_seed(s % 2 ** 63)
+            member = NeuralEvaluator.create(netset.variant, member.encoder.name, hidden, activation,
+                                            device=member.device)
+        lr = fit.warm_learning_rate if warm else fit.learning_rate
+        settings = FitSettings(lr, fit.batch_size, fit.max_epochs, fit.patience, fit.validation, fit.lr_halvings)
+        x = member.encoder(boards[rows])
+        t0 = time.perf_counter()
+        res = fit_net(member, x, labels[rows], settings, s,
+                      lambda e, tl, vl, ex, label=label: on_epoch(label, e, tl, vl, ex), stop)
+        if res is None:
+            return None
+        if label in netset.members:
+            netset.members[label] = member
+        else:
+            netset.fallback = member
+        res.update(rows=int(len(rows)), hidden=list(hidden), activation=activation, warm=warm,
+                   learning_rate=lr, seconds=time.perf_counter() - t0,
+                   val_excess=res["val_loss"] - res["val_entropy"])
+        out[label] = res
+        on_net(label, res)
+    return out
+
+
+# --- measured rates and the plan -------------------------------------------------------------
+
+#: Bytes on disk per row: a part or samples file (board 28 + class 1), a label chunk (board,
+#: class, 5 or 6 float32 labels), the encoded rows of a fit (in memory only).
+BYTES_SAMPLE_ROW, BYTES_CHUNK_ROW = 29, 29 + 4 * 6
+
+
+def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[int], int]] | None = None,
+                  seconds: float = 3.0, seed: int = 0) -> dict:
+    """Rates of this machine for :func:`plan`, per CPU second of one process with one torch
+    thread (CPU time, so that other work on the machine does not skew them; a few seconds
+    each): self-play afterstates kept per second (``sample_per_s``, at keep 0.5), 1-ply
+    labels per second (``label_per_s``), 2-ply labels per second (``label2_per_s``, from a few
+    rows), decisions turned into rivals per second (``rivals_per_s``), duplicate gate games
+    per second (``gate_games_per_s``) and, for ``fits`` (label, hidden, encoder inputs), the
+    rows fitted per second and torch thread for one epoch (``fit_rows_per_s``)."""
+    from nardy_ai.search import neural_evaluation, search_values
+    ev = evaluator_from_state(load_checkpoint(checkpoint)["evaluator"], variant, "cpu")
+    netset = as_netset(ev)
+    names = netset.classes
+    shares = {c: 1.0 for c in fitted_classes(netset)}
+    rates = {}
+    with one_torch_thread():
+        t0 = time.process_time()
+        s = sample_afterstates(ev, class_quotas(2000, shares, names), seed, 128, 0.05, 0.0, 0.5, max_games=400)
+        rates["sample_per_s"] = len(s.boards) / (time.process_time() - t0)
+        nev = neural_evaluation(ev)
+        t0, n = time.process_time(), 0
+        while time.process_time() - t0 < seconds and n < len(s.boards):
+            search_values(s.boards[n:n + 200], nev, 1)
+            n += len(s.boards[n:n + 200])
+        rates["label_per_s"] = n / (time.process_time() - t0)
+        t0 = time.process_time()
+        search_values(s.boards[:8], nev, 2)
+        rates["label2_per_s"] = 8 / (time.process_time() - t0)
+        t0 = time.process_time()
+        decision_candidates(ev, s.boards[:500], {c: 5000 for c in shares}, 5, 0.1, seed)
+        rates["rivals_per_s"] = min(500, len(s.boards)) / (time.process_time() - t0)
+        t0 = time.process_time()
+        gate_match(ev, ev, 64, seed)
+        rates["gate_games_per_s"] = 64 / (time.process_time() - t0)
+    fit_rates = {}
+    for label, hidden, inputs in fits or []:
+        key = f"{inputs}x{'x'.join(map(str, hidden))}"
+        if key in fit_rates:
+            continue
+        net = torch.nn.Sequential(*[m for h0, h1 in zip([inputs] + hidden, hidden + [5])
+                                    for m in (torch.nn.Linear(h0, h1), torch.nn.Sigmoid())])
+        opt = torch.optim.Adam(net.parameters(), 1e-3)
+        x, y = torch.rand(512, inputs), torch.rand(512, 5)
+        with one_torch_thread():
+            t0, n = time.process_time(), 0
+            while time.process_time() - t0 < seconds / 3:
+                loss = torch.nn.functional.binary_cross_entropy(net(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                n += 512
+            fit_rates[key] = n / (time.process_time() - t0)
+    rates["fit_rows_per_s"] = fit_rates
+    return rates
+
+
+def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
+         teacher_hidden: dict[str, list[int]] | None = None,
+         inputs: dict[str, int] | None = None) -> list[dict]:
+    """The stages of a distillation recipe with their sizes and, from ``rates``
+    (:func:`measure_rates`), estimated seconds on ``jobs`` processes (sample, rivals, label:
+    the one-process rate times ``jobs``) and ``threads`` torch threads (fit: one epoch of a
+    net's rows at the measured rows/s, times ``fit.max_epochs`` -- an upper bound, early stop
+    usually ends sooner -- with threads counted at 0.7 each beyond the first), and the bytes
+    they write.  Rivals add about ``candidates`` - 2.6 new rows a decision (measured: 5 rivals
+    of 300,000 decisions gave 698,296 new rows)."""
+    out = []
+    teacher_hidden = teacher_hidden or {}
+    inputs = inputs or {}
+    speedup = 1 + 0.7 * max(threads - 1, 0)
+    for i, r in enumerate(cfg.rounds):
+        s, lb, ft = r.sample, r.label, r.fit
+        name = r.name or f"round {i + 1}"
+        rivals = int(s.decisions * max(s.candidates - 2.6, 0.5)) if s.decisions else 0
+        rows = s.positions + rivals
+        lrate = rates["label_per_s"] if lb.plies == 1 else rates["label2_per_s"]
+        out.append({"round": i + 1, "name": name, "stage": "sample", "rows": s.positions,
+                    "seconds": s.positions / (rates["sample_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * s.positions})
+        if s.decisions:
+            out.append({"round": i + 1, "name": name, "stage": "rivals", "rows": rivals, "decisions": s.decisions,
+                        "seconds": s.decisions / (rates["rivals_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * rivals})
+        out.append({"round": i + 1, "name": name, "stage": f"label ({lb.plies}-ply)", "rows": rows,
+                    "seconds": rows / (lrate * jobs), "bytes": BYTES_CHUNK_ROW * rows})
+        shares = s.quotas or {c: 1.0 for c in (ft.nets or teacher_hidden)}
+        total = sum(shares.values()) or 1.0
+        fit_s, nets = 0.0, []
+        for c in (ft.nets or list(teacher_hidden)):
+            hidden = list(ft.hidden) if ft.hidden and c not in ft.warm_nets else teacher_hidden.get(c, [80])
+            key = f"{inputs.get(c, 238)}x{'x'.join(map(str, hidden))}"
+            per_s = rates["fit_rows_per_s"].get(key) or min(rates["fit_rows_per_s"].values(), default=20000)
+            n = rows * shares.get(c, 0) / total
+            fit_s += n * ft.max_epochs / (per_s * speedup)
+            nets.append(f"{c} {hidden} ~{n:,.0f} rows")
+        out.append({"round": i + 1, "name": name, "stage": "fit", "rows": rows, "nets": nets,
+                    "max_epochs": ft.max_epochs, "seconds": fit_s, "bytes": 0})
+        out.append({"round": i + 1, "name": name, "stage": "gate", "rows": r.gate.games,
+                    "seconds": r.gate.games / rates["gate_games_per_s"], "bytes": 0})
+    return out
+
+
+def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machine: str) -> str:
+    """The lines ``nardy train --plan`` prints for a distillation recipe."""
+    lines = [f"machine: {machine}; {jobs} process(es) for sample / rivals / label, {threads} torch thread(s) to fit",
+             "measured here, per CPU second of one process: "
+             f"self-play {rates['sample_per_s']:,.0f} afterstates/s, 1-ply labels {rates['label_per_s']:,.0f}/s, "
+             f"2-ply labels {rates['label2_per_s']:,.1f}/s, rivals {rates['rivals_per_s']:,.0f} decisions/s, "
+             f"gate {rates['gate_games_per_s']:,.0f} games/s, fit "
+             + ", ".join(f"{k}: {v:,.0f} rows/s" for k, v in rates["fit_rows_per_s"].items()),
+             f"{'round':<18} {'stage':<14} {'rows':>11} {'hours':>7} {'disk MiB':>9}"]
+    for st in stages:
+        extra = f"  ({'; '.join(st['nets'])}; at most {st['max_epochs']} epochs)" if "nets" in st else ""
+        extra += f"  ({st['decisions']:,} decisions)" if "decisions" in st else ""
+        lines.append(f"{st['round']:>2} {st['name'][:15]:<15} {st['stage']:<14} {st['rows']:>11,} "
+                     f"{st['seconds'] / 3600:>7.2f} {st['bytes'] / 2 ** 20:>9.0f}{extra}")
+    lines.append(f"total: {sum(s['seconds'] for s in stages) / 3600:.1f} hours (fits at their epoch limits: an "
+                 f"upper bound), {sum(s['bytes'] for s in stages) / 2 ** 20:,.0f} MiB in the run folder")
+    return "\n".join(lines)
+
+
+# --- the run -------------------------------------------------------------------------------
+
+def _write_json(path: str, obj: dict) -> None:
+    write_atomic(path, json.dumps(obj, indent=1, allow_nan=False) + "\n", DistillError)
+
+
+class DistillRun:
+    """A distillation run in a folder (module docstring)."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
+                 resume: bool = False, backend: str = "local", jobs: int | None = None,
+                 address: str | None = None, log: bool = True, print_fn=print):
+        from nardy_ai.backends import check_backend, require_ray
+        from nardy_ai.files import FolderLock
+        self.cfg = cfg
+        self.v = parse_variant_spec(cfg.variant)
+        self.run_dir = run_dir
+        self.state_path = os.path.join(run_dir, "state.json")
+        self.current_path = os.path.join(run_dir, "current.pt")
+        check_backend(backend, jobs, address)
+        if backend == "ray":
+            require_ray()
+        self.backend_name, self.jobs, self.address = backend, jobs, address
+        self.print = print_fn
+        self.log_enabled = log
+        self.progress = False
+        if cfg.run.threads:
+            torch.set_num_threads(cfg.run.threads)
+        if cfg.run.device == "cuda" and not torch.cuda.is_available():
+            raise ConfigError("run.device: cuda, but this torch sees no CUDA device (use auto or cpu)")
+        self.device = None if cfg.run.device == "auto" else cfg.run.device
+        self.stop_requested = False
+        from nardy_ai.agents import make_agent
+        for spec in cfg.run.eval_opponents:         # a bad spec fails now, not after a round
+            try:
+                make_agent(spec, self.v)
+            except NardyError as e:
+                raise ConfigError(f"run.eval_opponents: {e}") from None
+        if resume:
+            if not os.path.exists(self.state_path):
+                raise NardyError(f"{run_dir} holds no run to resume (no state.json)")
+            self.lock = FolderLock(run_dir, "nardy train")
+            self.state = self._read_state()
+            self._check_config(config_text)
+            self._rewind()
+            self._trim_metrics()
+        else:
+            if os.path.exists(self.state_path) or os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
+                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
+                                 f"or --out to start a new one")
+            ev = initial_evaluator(cfg, self.v, self.device)
+            netset = as_netset(ev)
+            for i, r in enumerate(cfg.rounds):          # checked before any file is written
+                have = fitted_classes(netset)
+                for c in r.fit.nets:
+                    if c not in have:
+                        raise ConfigError(f"rounds[{i + 1}].fit.nets: the starting net set has no net for "
+                                          f"{c} (nets: {', '.join(have)})")
+            try:
+                os.makedirs(run_dir, exist_ok=True)
+            except OSError as e:
+                raise NardyError(f"cannot create the run folder {run_dir}: {e.strerror}") from None
+            self.lock = FolderLock(run_dir, "nardy train")
+            if os.path.exists(self.state_path):
+                self.lock.release()
+                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
+                                 f"or --out to start a new one")
+            if config_text is not None:
+                write_atomic(os.path.join(run_dir, "config.toml"), config_text, DistillError)
+            save_checkpoint(self.current_path, evaluator_payload(ev, cfg, 0, round=0))
+            self.state = {"format": STATE_FORMAT, "method": "distill", "round": 1, "phase": "sample",
+                          "current_round": 0, "history": [], "seconds": {p: 0.0 for p in PHASES},
+                          "config": cfg.to_dict()}
+            self._write_state()
+        self.metrics = None                 # opened by run(): a finished run's --resume writes nothing
+
+    # --- state -----------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        return self.state["round"] > len(self.cfg.rounds)
+
+    def request_stop(self) -> None:
+        """Stop at the next safe point; :meth:`run` then returns (signal handlers)."""
+        self.stop_requested = True
+
+    def _stopping(self) -> bool:
+        return self.stop_requested
+
+    def _read_state(self) -> dict:
+        try:
+            with open(self.state_path, encoding="utf-8") as f:
+                state = json.load(f)
+        except (OSError, ValueError) as e:
+            raise DistillError(f"cannot read {self.state_path}: {e}") from None
+        if (not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("method") != "distill"
+                or state.get("phase") not in PHASES):
+            raise DistillError(f"{self.state_path} is not the state of a distillation run (format {STATE_FORMAT})")
+        return state
+
+    def _write_state(self) -> None:
+        _write_json(self.state_path, self.state)
+
+    def _check_config(self, config_text: str | None) -> None:
+        """A resumed run may add rounds after the ones begun and change [run] / [ray]; the
+        rest must be as it was (errors name the keys)."""
+        saved = config_from_dict(self.state["config"]).to_dict()
+        now = self.cfg.to_dict()
+        begun = min(self.state["round"], len(saved["rounds"]))
+        if now["rounds"][:begun] != saved["rounds"][:begun]:
+            bad = [i + 1 for i in range(begun) if i >= len(now["rounds"]) or now["rounds"][i] != saved["rounds"][i]]
+            raise NardyError(f"the config changes rounds {', '.join(map(str, bad))} of {self.run_dir}, already "
+                             f"begun; only rounds after round {begun} may be added or changed")
+        a, b = dict(saved), dict(now)
+        for d in (a, b):
+            for section in ("run", "ray", "rounds"):
+                d.pop(section)
+        require_same_config(a, b, self.run_dir)
+        if now != saved:
+            self.state["config"] = now
+            self._write_state()
+            if config_text is not None:
+                write_atomic(os.path.join(self.run_dir, "config.toml"), config_text, DistillError)
+
+    def round_dir(self, r: int) -> str:
+        return os.path.join(self.run_dir, "rounds", f"{r:02d}")
+
+    def _path(self, r: int, *parts: str) -> str:
+        return os.path.join(self.round_dir(r), *parts)
+
+    def _rewind(self) -> None:
+        """On resume: start the round again at the first phase whose inputs are not on disk
+        (a fresh clone has none of ``rounds/``: the seeded phases redo the same work)."""
+        if self.finished:
+            return
+        r, phase = self.state["round"], self.state["phase"]
+        if phase == "gate" and not os.path.exists(self._path(r, "candidate.pt")):
+            phase = "fit"
+        if phase == "fit":
+            try:
+                n = len(self._read_samples(r)["boards"])
+                chunk = self.cfg.rounds[r - 1].label.chunk
+                if not all(os.path.exists(self._chunk_path(r, i)) for i in range((n + chunk - 1) // chunk)):
+                    phase = "label"
+            except (OSError, DistillError, SearchTargetsError):
+                phase = "sample"
+        if phase == "label" and not os.path.exists(self._path(r, "samples.npz")):
+            phase = "sample"
+        if phase != self.state["phase"]:
+            self.print(f"round {r}: the files of phase {self.state['phase']} are not in {self.round_dir(r)}; "
+                       f"starting again at {phase}")
+            self.state["phase"] = phase
+            self._write_state()
+
+    def _trim_metrics(self) -> None:
+        """On resume: drop the metrics lines of the phases that start again (the part and
+        chunk lines of the phase in progress stay: their files are kept)."""
+        path = os.path.join(self.run_dir, "metrics.jsonl")
+        if not os.path.exists(path) or self.finished:
+            return
+        r, phase = self.state["round"], PHASES.index(self.state["phase"])
+        keep = []
+        with open(path, "rb") as f:
+            for raw in f.read().split(b"\n"):
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue                  # a torn last line
+                lr, lp = line.get("round"), line.get("phase")
+                if lp in PHASES and isinstance(lr, int) and (
+                        lr > r or (lr == r and PHASES.index(lp) >= phase
+                                   and not (lp == self.state["phase"] and line.get("kind") == "part"))):
+                    continue
+                keep.append(raw + b"\n")
+        write_atomic(path, b"".join(keep), DistillError)
+
+    def _log(self, kind: str, r: int, phase: str, scalars: dict, tb: bool = True, **extra) -> None:
+        """One metrics.jsonl line; numbers also to TensorBoard as ``kind/name`` at step ``r``."""
+        if not self.log_enabled:
+            return
+        self.metrics.line({"kind": kind, "round": r, "phase": phase, "time": round(time.time(), 3),
+                           **extra, **scalars})
+        if tb:
+            self.metrics.scalars(kind, scalars, r)
+
+    def _checkpoint_bytes(self) -> tuple[str, bytes]:
+        with open(self.current_path, "rb") as f:
+            data = f.read()
+        return hashlib.sha256(data).hexdigest(), data
+
+    def _teacher(self):
+        return evaluator_from_state(load_checkpoint(self.current_path)["evaluator"], self.v, self.device)
+
+    # --- the rounds ------------------------------------------------------------------
+
+    def run(self, progress: bool = True) -> dict:
+        """Run rounds until the recipe's are done or a stop is requested.  Returns
+        ``{"round", "phase", "stopped", "history"}``."""
+        from nardy_ai.backends import make_backend
+        from nardy_ai.files import FolderLock
+        if not self.lock.held:
+            self.lock = FolderLock(self.run_dir, "nardy train")
+        self.progress = progress
+        if self.log_enabled and self.metrics is None:
+            self.metrics = MetricsLog(self.run_dir)
+        self.backend = make_backend(self.backend_name, self.jobs, self.address, log=self.print)
+        if self.log_enabled:
+            self.metrics.line({"kind": "session", "round": self.state["round"], "phase_at_start": self.state["phase"],
+                               "time": round(time.time(), 3), "backend": self.backend.describe()})
+        steps = {"sample": self.sample, "rivals": self.rivals, "label": self.label, "fit": self.fit_phase,
+                 "gate": self.gate}
+        try:
+            while not self.finished and not self.stop_requested:
+                r, phase = self.state["round"], self.state["phase"]
+                os.makedirs(self.round_dir(r), exist_ok=True)
+                t0 = time.perf_counter()
+                done = steps[phase](r)
+                self.state["seconds"][phase] = self.state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
+                if not done:
+                    break
+                nxt = PHASES.index(phase) + 1
+                if nxt == len(PHASES):
+                    self.state["round"], self.state["phase"] = r + 1, "sample"
+                else:
+                    self.state["phase"] = PHASES[nxt]
+                self._write_state()
+            self._write_state()
+            if self.metrics is not None:
+                self.metrics.flush()
+        finally:
+            self.backend.close()
+            self.lock.release()
+        return {"round": self.state["round"], "phase": self.state["phase"], "stopped": self.stop_requested,
+                "history": self.state["history"]}
+
+    def close(self) -> None:
+        """Let another process use the run folder (:meth:`run` does this when it returns)."""
+        self.lock.release()
+        if self.metrics is not None:
+            self.metrics.close()
+
+    def _tasks(self, fn, tasks: list, desc: str, unit: str, size: Callable, done: int, total: int):
+        """Yield ``(task, result)`` as tasks finish on the backend, with a progress bar; stops
+        (ending the tasks in flight) when a stop is requested."""
+        from tqdm import tqdm
+        bar = tqdm(total=total, initial=done, unit=unit, disable=not self.progress, dynamic_ncols=True, desc=desc)
+        t0, n = time.perf_counter(), 0
+        runs = self.backend.run(fn, tasks)
+        try:
+            for task, result in runs:
+                n += size(task)
+                bar.update(size(task))
+                bar.set_postfix(per_s=f"{n / max(time.perf_counter() - t0, 1e-9):.0f}")
+                yield task, result
+                if self.stop_requested:
+                    break
+        finally:
+            runs.close()
+            bar.close()
+
+    # --- phase: sample ---------------------------------------------------------------
+
+    def _shares(self, r: int, netset) -> dict[str, float]:
+        rc = self.cfg.rounds[r - 1]
+        nets = nets_to_fit(netset, rc.fit)
+        return rc.sample.quotas or {c: 1.0 for c in nets}
+
+    def _part_ok(self, path: str, settings: dict) -> bool:
+        if not os.path.exists(path):
+            return False
+        try:
+            z = read_npz(path)
+            return int(z["format"]) == FORMAT and json.loads(str(z["settings"])) == settings
+        except (SearchTargetsError, KeyError, ValueError):
+            return False
+
+    def _parts(self, r: int, folder: str, tasks_for: Callable, fn, desc: str, unit: str, size, total: int):
+        """Run the part tasks of a phase, each written to ``folder/part_NNNN.npz`` with its
+        settings; parts on disk with the same settings kept.  Returns every part's arrays in
+        order, or None when stopped."""
+        d = self._path(r, folder)
+        os.makedirs(d, exist_ok=True)
+        sha, data = self._checkpoint_bytes()
+        all_tasks = tasks_for((sha, data), set())
+        settings = lambda t: {"format": FORMAT, "round": r, "index": t.index, "seed": t.seed,  # noqa: E731
+                              "evaluator_sha256": sha, "size": size(t)}
+        path = lambda i: os.path.join(d, f"part_{i:04d}.npz")                                 # noqa: E731
+        have = {t.index for t in all_tasks if self._part_ok(path(t.index), settings(t))}
+        todo = [t for t in all_tasks if t.index not in have]
+        done = sum(size(t) for t in all_tasks if t.index in have)
+        for task, (index, boards, classes, count) in self._tasks(fn, todo, desc, unit, size, done, total):
+            write_npz(path(index), format=np.int64(FORMAT), boards=boards, classes=classes, count=np.int64(count),
+                      settings=np.array(json.dumps(settings(task))))
+            self._log("part", r, self.state["phase"], {"part": index, "rows": int(len(boards)), "count": int(count)},
+                      tb=False)
+        if self.stop_requested:
+            return None
+        return [read_npz(path(t.index)) for t in all_tasks]
+
+    def sample(self, r: int) -> bool:
+        """Self-play parts of the teacher, merged into ``sample.npz``."""
+        rc = self.cfg.rounds[r - 1].sample
+        netset = as_netset(self._teacher())
+        names = netset.classes
+        shares = self._shares(r, netset)
+        seed = derive_seed(self.cfg.seed, SEED_SAMPLE, r)
+        t0 = time.perf_counter()
+
+        def tasks_for(ck, skip):
+            return sample_tasks(rc.positions, rc.part, shares, names, seed, self.v, ck, rc.parallel_games,
+                                rc.epsilon, rc.temperature, rc.keep, skip)
+
+        parts = self._parts(r, "sample", tasks_for, sample_part, f"round {r} sample", "pos",
+                            lambda t: sum(t.quotas.values()), rc.positions)
+        if parts is None:
+            return False
+        boards, classes = merge_parts([(p["boards"], p["classes"]) for p in parts])
+        games = sum(int(p["count"]) for p in parts)
+        write_npz(self._path(r, "sample.npz"), format=np.int64(FORMAT), boards=boards, classes=classes,
+                  settings=np.array(json.dumps({"round": r, "seed": seed, "games": games})))
+        counts = {f"positions_{c}": int(np.sum(classes == names.index(c))) for c in names}
+        self._log("sample", r, "sample", {"positions": int(len(boards)), "games": games,
+                                          "seconds": time.perf_counter() - t0, **counts})
+        return True
+
+    # --- phase: rivals ---------------------------------------------------------------
+
+    def rivals(self, r: int) -> bool:
+        """The close rivals of ``sample.decisions`` decisions; ``samples.npz`` = sample + rivals."""
+        rc = self.cfg.rounds[r - 1].sample
+        z = read_npz(self._path(r, "sample.npz"))
+        boards, classes = z["boards"], z["classes"]
+        netset = as_netset(self._teacher())
+        names = netset.classes
+        nets = tuple(nets_to_fit(netset, self.cfg.rounds[r - 1].fit))
+        t0 = time.perf_counter()
+        new_b, new_c, used = np.zeros((0, 28), np.int8), np.zeros(0, np.int8), 0
+        if rc.decisions:
+            pick = decision_rows(len(boards), rc.decisions, derive_seed(self.cfg.seed, SEED_PICK, r))
+            seed = derive_seed(self.cfg.seed, SEED_RIVALS, r)
+
+            def tasks_for(ck, skip):
+                return [RivalsTask(k, self.v, ck, boards[pick[lo:lo + rc.part]], nets, rc.candidates,
+                                   rc.candidate_threshold, derive_seed(seed, k))
+                        for k, lo in enumerate(range(0, len(pick), rc.part)) if k not in skip]
+
+            parts = self._parts(r, "rivals", tasks_for, rivals_part, f"round {r} rivals", "dec",
+                                lambda t: len(t.boards), len(pick))
+            if parts is None:
+                return False
+            new_b, new_c = merge_parts([(p["boards"], p["classes"]) for p in parts], exclude=boards)
+            used = sum(int(p["count"]) for p in parts)
+        write_npz(self._path(r, "samples.npz"), format=np.int64(FORMAT),
+                  boards=np.concatenate([boards, new_b]), classes=np.concatenate([classes, new_c]).astype(np.int8),
+                  sampled=np.int64(len(boards)),
+                  settings=np.array(json.dumps({"round": r, "decisions": used, "rivals": int(len(new_b))})))
+        counts = {f"rivals_{c}": int(np.sum(new_c == names.index(c))) for c in names}
+        self._log("rivals", r, "rivals", {"rivals": int(len(new_b)), "decisions": used,
+                                          "rows": int(len(boards) + len(new_b)),
+                                          "seconds": time.perf_counter() - t0, **counts})
+        return True
+
+    # --- phase: label ----------------------------------------------------------------
+
+    def _read_samples(self, r: int) -> dict:
+        path = self._path(r, "samples.npz")
+        z = read_npz(path)
+        if int(z.get("format", -1)) != FORMAT:
+            raise DistillError(f"{path}: not a samples file of format {FORMAT}")
+        return z
+
+    def _chunk_path(self, r: int, i: int) -> str:
+        return self._path(r, "labels", f"chunk_{i:04d}.npz")
+
+    def _chunk_ok(self, path: str, settings: dict, boards: np.ndarray) -> bool:
+        if not os.path.exists(path):
+            return False
+        try:
+            z = read_npz(path)
+            return (int(z["format"]) == FORMAT and json.loads(str(z["settings"])) == settings
+                    and np.array_equal(z["boards"], boards) and z["labels"].shape == (len(boards), n_outputs(self.v)))
+        except (SearchTargetsError, KeyError, ValueError):
+            return False
+
+    def label(self, r: int) -> bool:
+        """The teacher's labels of ``samples.npz`` in chunks on the backend (chunks on disk kept)."""
+        lb = self.cfg.rounds[r - 1].label
+        z = self._read_samples(r)
+        boards, classes = z["boards"], z["classes"]
+        sha, data = self._checkpoint_bytes()
+        settings = {"format": FORMAT, "round": r, "kind": "search", "plies": lb.plies, "evaluator_sha256": sha,
+                    "seed": derive_seed(self.cfg.seed, SEED_LABEL, r), "chunk": lb.chunk}
+        os.makedirs(self._path(r, "labels"), exist_ok=True)
+        done = {i for i, lo in enumerate(range(0, len(boards), lb.chunk))
+                if self._chunk_ok(self._chunk_path(r, i), {**settings, "chunk_index": i}, boards[lo:lo + lb.chunk])}
+        tasks = label_tasks(boards, classes, np.zeros(len(boards), bool), self.v, (sha, data), settings, lb.chunk,
+                            skip=done)
+        t0, cpu, n = time.perf_counter(), 0.0, 0
+        for task, (index, labels, seconds) in self._tasks(
+                label_chunk, tasks, f"round {r} label", "pos", lambda t: len(t.boards),
+                len(boards) - sum(len(t.boards) for t in tasks), len(boards)):
+            write_npz(self._chunk_path(r, index), format=np.int64(FORMAT), boards=task.boards, labels=labels,
+                      classes=task.classes, settings=np.array(json.dumps({**settings, "chunk_index": index})))
+            cpu += seconds
+            n += len(labels)
+            self._log("part", r, "label", {"chunk": index, "rows": len(labels),
+                                           "positions_per_cpu_s": len(labels) / max(seconds, 1e-9)}, tb=False)
+        if self.stop_requested:
+            return False
+        if n:
+            wall = time.perf_counter() - t0
+            self._log("label", r, "label", {"positions": n, "positions_per_s": n / max(wall, 1e-9),
+                                            "positions_per_cpu_s": n / max(cpu, 1e-9), "seconds": wall,
+                                            "workers": self.backend.workers})
+        return True
+
+    def read_labels(self, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The round's labelled rows: boards, classes, labels (chunk order)."""
+        z = self._read_samples(r)
+        chunk, n = self.cfg.rounds[r - 1].label.chunk, len(z["boards"])
+        parts = [read_npz(self._chunk_path(r, i)) for i in range((n + chunk - 1) // chunk)]
+        if not parts:
+            return z["boards"], z["classes"], np.zeros((0, n_outputs(self.v)), np.float32)
+        return (np.concatenate([p["boards"] for p in parts]), np.concatenate([p["classes"] for p in parts]),
+                np.concatenate([p["labels"] for p in parts]))
+
+    # --- phase: fit ------------------------------------------------------------------
+
+    def fit_phase(self, r: int) -> bool:
+        """The student: the teacher with ``fit.nets`` refitted; ``candidate.pt``.  Each net
+        finished is kept in ``partial.pt`` (a resumed fit starts at the next net)."""
+        from tqdm import tqdm
+        ft = self.cfg.rounds[r - 1].fit
+        boards, classes, labels = self.read_labels(r)
+        partial = self._path(r, "partial.pt")
+        done = {}
+        if os.path.exists(partial):
+            payload = load_checkpoint(partial)
+            if payload.get("round") == r and payload.get("teacher_sha256") == self._checkpoint_bytes()[0]:
+                student = evaluator_from_state(payload["evaluator"], self.v, self.device)
+                done = payload.get("fit", {})
+            else:
+                student = self._teacher()
+        else:
+            student = self._teacher()
+        netset = as_netset(student)
+        sha = self._checkpoint_bytes()[0]
+        bars = {}
+
+        def on_epoch(label, epoch, train_loss, val_loss, excess):
+            if label not in bars:
+                bars[label] = tqdm(total=ft.max_epochs, unit="epoch", disable=not self.progress,
+                                   dynamic_ncols=True, desc=f"round {r} fit {label}")
+            bars[label].update(1)
+            bars[label].set_postfix(val=f"{val_loss:.5f}", excess=f"{excess:.6f}")
+            if self.log_enabled:
+                self.metrics.record(f"fit/{label}", epoch, {"train_loss": train_loss, "val_loss": val_loss,
+                                                            "val_excess": excess},
+                                    kind="fit_epoch", round=r, phase="fit", net=label, epoch=epoch)
+
+        def on_net(label, figures):
+            if label in bars:
+                bars[label].close()
+            stats_so_far[label] = figures
+            save_checkpoint(partial, evaluator_payload(netset, self.cfg, r, round=r, teacher_sha256=sha,
+                                                       fit=dict(stats_so_far)))
+            if "val_loss" in figures:
+                self.print(f"round {r}: {label} net fitted on {figures['rows']:,} rows: held-out excess "
+                           f"{figures['val_excess']:.2e} (best epoch {figures['best_epoch']} of "
+                           f"{figures['epochs']}, {figures['seconds'] / 60:.1f} min)")
+
+        stats_so_far = dict(done)
+        try:
+            stats = fit_student(netset, boards, classes, labels, ft, derive_seed(self.cfg.seed, SEED_FIT, r),
+                                done, on_net, on_epoch, self._stopping)
+        finally:
+            for b in bars.values():
+                b.close()
+        if stats is None:
+            return False
+        save_checkpoint(self._path(r, "candidate.pt"),
+                        evaluator_payload(netset, self.cfg, r, round=r, teacher_sha256=sha, fit=stats))
+        scalars = {}
+        for label, s in stats.items():
+            if "val_loss" in s:
+                scalars.update({f"val_excess_{label}": s["val_excess"], f"val_loss_{label}": s["val_loss"],
+                                f"epochs_{label}": s["epochs"], f"best_epoch_{label}": s["best_epoch"],
+                                f"rows_{label}": s["rows"], f"seconds_{label}": s["seconds"]})
+        self._log("fit", r, "fit", scalars)
+        return True
+
+    # --- phase: gate -----------------------------------------------------------------
+
+    def gate(self, r: int) -> bool:
+        """Student vs teacher; the student becomes ``current.pt`` when its points per game
+        reach ``gate.threshold``; then ``current.pt`` against ``run.eval_opponents``."""
+        from nardy_ai.agents import make_agent
+        from nardy_ai.agents.neural import NeuralAgent
+        from nardy_ai.game import play_match, summarize
+        gt = self.cfg.rounds[r - 1].gate
+        path = self._path(r, "candidate.pt")
+        cand = evaluator_from_state(load_checkpoint(path)["evaluator"], self.v, self.device)
+        cur = self._teacher()
+        t0 = time.perf_counter()
+        res = gate_match(cand, cur, gt.games, derive_seed(self.cfg.seed, SEED_GATE, r), self._stopping)
+        if res is None:
+            return False
+        ci = res["points_per_game_ci95"]
+        promoted = bool(res["points_per_game"] >= gt.threshold)
+        result = {"round": r, "games": res["games"], "points_per_game": res["points_per_game"],
+                  "points_per_game_ci95": ci, "win_rate": res["win_rate"], "threshold": gt.threshold,
+                  "promoted": promoted, "seconds": time.perf_counter() - t0,
+                  "method": "student vs teacher at 0 ply, duplicate-dice pairs; 95% CI = mean +/- "
+                            "1.96 standard errors over the pairs"}
+        _write_json(self._path(r, "gate.json"), result)
+        if promoted:
+            with open(path, "rb") as src:
+                write_atomic(self.current_path, src.read(), DistillError)
+            self.state["current_round"] = r
+        self.state["history"] = [h for h in self.state["history"] if h["round"] != r] + [
+            {"round": r, "name": self.cfg.rounds[r - 1].name, "promoted": promoted,
+             "points_per_game": res["points_per_game"], "points_per_game_ci95": ci}]
+        bounds = {"ci95_low": ci[0], "ci95_high": ci[1]} if ci else {}
+        self._log("gate", r, "gate", {"points_per_game": res["points_per_game"], **bounds,
+                                      "win_rate": res["win_rate"], "promoted": int(promoted)})
+        self.print(f"round {r}: student vs teacher {res['points_per_game']:+.3f} ppg"
+                   + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "") + f" over {res['games']} games: "
+                   + ("promoted" if promoted else f"kept round {self.state['current_round']}'s net"))
+        evaluation = {}
+        me = NeuralAgent(self._teacher(), name="td")
+        for spec in self.cfg.run.eval_opponents:
+            if self.stop_requested:
+                return False
+            try:
+                opp = make_agent(spec, self.v)
+            except NardyError as e:
+                raise ConfigError(f"run.eval_opponents: {e}") from None
+            s = summarize(play_match(self.v, me, opp, self.cfg.run.eval_games, seed=1234), agent="td")
+            evaluation[f"vs_{spec}/win_rate"] = s["win_rate"]
+            evaluation[f"vs_{spec}/points_per_game"] = s["points_per_game"]
+        if evaluation:
+            self._log("eval", r, "gate", evaluation)
+        return True
+
+
+# --- the command line ----------------------------------------------------------------------
+
+def finished_message(run_dir: str, state: dict) -> str:
+    """What ``--resume`` of a finished distillation run says."""
+    done = len(state["history"])
+    return (f"{run_dir} is finished: {done} round(s) done, current.pt from round {state['current_round']}. "
+            f"To extend it, add [[rounds]] tables to a copy of {os.path.join(run_dir, 'config.toml')} and run "
+            f"nardy train --config COPY --out {run_dir} --resume")
+
+
+def cli_train(args, cfg: TrainConfig, text: str, out: str, resume_command: list[str],
+              on_start: Callable[[], None] = lambda: None) -> int:
+    """``nardy train`` for ``[method] kind = "distill"``: run; Ctrl-C / SIGTERM stop cleanly
+    with the command that continues (``resume_command``; exit status 130).  ``on_start()``
+    once the run folder is set up (the CLI remembers its options there)."""
+    import shlex
+    import signal
+    import sys
+    if getattr(args, "games", None) is not None:
+        raise NardyError("--games is for TD training; a distillation run stops after its [[rounds]]")
+    if getattr(args, "actors", None) is not None:
+        raise NardyError("--actors is for TD training (--backend ray runs sampling and labelling as Ray tasks)")
+    run = DistillRun(cfg, out, config_text=text, resume=args.resume, backend=args.backend,
+                     jobs=getattr(args, "jobs", None), address=args.address)
+    if run.finished:
+        run.close()
+        print(finished_message(out, run.state))
+        return 0
+    on_start()
+
+    def stop(signum, frame):
+        signal.signal(signum, signal.SIG_DFL)        # a second signal kills
+        run.request_stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
+    res = run.run(progress=not args.no_progress)
+    run.close()
+    done = res["history"]
+    print(f"{len(done)} round(s) in {out}, {sum(1 for h in done if h['promoted'])} promoted; current "
+          f"evaluator {os.path.join(out, 'current.pt')} (round {run.state['current_round']})")
+    if res["stopped"]:
+        print(f"nardy: interrupted in round {res['round']}, phase {res['phase']} (finished work kept); "
+              f"continue with: {shlex.join(resume_command)}", file=sys.stderr)
+        return 130
+    return 0
