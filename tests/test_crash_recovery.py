@@ -226,3 +226,48 @@ def test_interrupted_training_exits_130_with_a_hint_and_its_own_config_resumes(t
                                     "--games", str(games + 16), "--no-progress"],
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
+
+
+@linux_only
+def test_kill_9_of_a_distillation_run_mid_label_then_resume_gives_the_same_nets(tmp_path):
+    """``[method] kind = "distill"`` on 2 processes, killed -9 once label chunks are on disk:
+    the workers end with it, ``nardy train --out DIR --resume`` alone continues, at most the
+    chunks in flight are labelled again, and the nets are those of a run never killed."""
+    from nardy_ai.model import save_checkpoint
+    from nardy_ai.netset import NetSet
+    from test_pipeline_distill import recipe, same_weights, toml_text, weights
+    from training.distill import DistillRun
+    net = {"encoder": "expert", "hidden": (16,)}
+    ev = NetSet.create("backgammon", {"contact": net, "crashed": net, "race": net, "bearoff": "database"},
+                       seed=0, device="cpu")
+    teacher = str(tmp_path / "teacher.pt")
+    save_checkpoint(teacher, {"kind": "search_targets", "evaluator": ev.state(), "generation": 0})
+    d = recipe(teacher, label={"chunk": 20})
+    cfg = tmp_path / "r.toml"
+    cfg.write_text(toml_text(d))
+    ref = tmp_path / "ref"
+    r = DistillRun(config_from_dict(d), str(ref), jobs=1, print_fn=lambda *a: None)
+    r.run(progress=False)
+    r.close()
+    run = tmp_path / "run"
+    proc = subprocess.Popen(NARDY + ["train", "--config", str(cfg), "--out", str(run), "--jobs", "2", "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    chunks = run / "rounds/01/labels"
+    try:
+        wait_until(lambda: len(list(chunks.glob("chunk_*.npz"))) >= 3 if chunks.exists() else False, 300,
+                   "the first label chunks")
+        family = kill_9(proc) | {proc.pid}
+        wait_until(lambda: not any(alive(p) for p in family), 30, "every process of the run to end")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    kept = {p.name: p.stat().st_mtime_ns for p in chunks.glob("chunk_*.npz")}
+    assert json.loads((run / "state.json").read_text())["phase"] == "label"
+    again = subprocess.run(NARDY + ["train", "--out", str(run), "--resume", "--no-progress"], capture_output=True,
+                           text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert {n: (chunks / n).stat().st_mtime_ns for n in kept} == kept          # not labelled again
+    for r in ("01", "02"):
+        assert same_weights(weights(run / f"rounds/{r}/candidate.pt"), weights(ref / f"rounds/{r}/candidate.pt"))
+    rounds = [x.get("round", 0) for x in metrics(run)]
+    assert rounds == sorted(rounds)

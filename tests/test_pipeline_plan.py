@@ -42,3 +42,16 @@ def test_the_long_recipe_plan_has_seven_generations_following_the_rates():
     assert gate[0]["seconds"] == pytest.approx(2000 / 100)
     fit = [s for s in stages if s["stage"] == "fit"][0]
     assert fit["seconds"] == pytest.approx(120000 * 40 / 10000)       # every row, max_epochs, one thread
+
+
+def test_a_td_plan_times_the_recipe_on_its_first_games(tmp_path):
+    from training.config import config_from_dict
+    from training.plan import td_plan
+    cfg = config_from_dict({"variant": "long", "seed": 1, "selfplay": {"parallel_games": 16, "total_games": 1000},
+                            "run": {"eval_every": 0}})
+    text = td_plan(cfg)
+    rate = float(text.split("measured here: ")[1].split(" games per CPU second")[0].replace(",", ""))
+    hours = float(text.splitlines()[-1].split("games")[1].split("hours")[0])
+    assert rate > 0 and hours == pytest.approx(1000 / rate / 3600, abs=0.006)
+    first = int(text.split("over the first ")[1].split(" games")[0].replace(",", ""))
+    assert 16 <= first < 1000                         # one lockstep batch, not the recipe

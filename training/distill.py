@@ -285,10 +285,14 @@ BYTES_SAMPLE_ROW, BYTES_CHUNK_ROW = 29, 29 + 4 * 6
 
 
 def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[int], int]] | None = None,
-                  seconds: float = 3.0, seed: int = 0) -> dict:
+                  seconds: float = 3.0, seed: int = 0, shares: dict[str, float] | None = None,
+                  keep: float = 0.5, epsilon: float = 0.05, parallel_games: int = 128,
+                  sample_rows: int = 2000) -> dict:
     """Rates of this machine for :func:`plan`, per CPU second of one process with one torch
     thread (CPU time, so that other work on the machine does not skew them; a few seconds
-    each): self-play afterstates kept per second (``sample_per_s``, at keep 0.5), 1-ply
+    each): self-play afterstates kept per second (``sample_per_s``: ``sample_rows`` of them
+    split as ``shares``, default the net classes equally, with the recipe's ``keep``,
+    ``epsilon`` and ``parallel_games``), 1-ply
     labels per second (``label_per_s``), 2-ply labels per second (``label2_per_s``, from a few
     rows), decisions turned into rivals per second (``rivals_per_s``), duplicate gate games
     per second (``gate_games_per_s``) and, for ``fits`` (label, hidden, encoder inputs), the
@@ -297,11 +301,12 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
     ev = evaluator_from_state(load_checkpoint(checkpoint)["evaluator"], variant, "cpu")
     netset = as_netset(ev)
     names = netset.classes
-    shares = {c: 1.0 for c in fitted_classes(netset)}
+    shares = shares or {c: 1.0 for c in fitted_classes(netset)}
     rates = {}
     with one_torch_thread():
         t0 = time.process_time()
-        s = sample_afterstates(ev, class_quotas(2000, shares, names), seed, 128, 0.05, 0.0, 0.5, max_games=400)
+        s = sample_afterstates(ev, class_quotas(sample_rows, shares, names), seed, parallel_games, epsilon, 0.0,
+                               keep, max_games=max(sample_rows, parallel_games))
         rates["sample_per_s"] = len(s.boards) / (time.process_time() - t0)
         nev = neural_evaluation(ev)
         t0, n = time.process_time(), 0
@@ -313,7 +318,7 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
         search_values(s.boards[:8], nev, 2)
         rates["label2_per_s"] = 8 / (time.process_time() - t0)
         t0 = time.process_time()
-        decision_candidates(ev, s.boards[:500], {c: 5000 for c in shares}, 5, 0.1, seed)
+        decision_candidates(ev, s.boards[:500], {c: 5000 for c in shares if shares[c] > 0}, 5, 0.1, seed)
         rates["rivals_per_s"] = min(500, len(s.boards)) / (time.process_time() - t0)
         t0 = time.process_time()
         gate_match(ev, ev, 64, seed)
@@ -398,8 +403,10 @@ def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machin
         extra += f"  ({st['decisions']:,} decisions)" if "decisions" in st else ""
         lines.append(f"{st['round']:>2} {st['name'][:15]:<15} {st['stage']:<14} {st['rows']:>11,} "
                      f"{st['seconds'] / 3600:>7.2f} {st['bytes'] / 2 ** 20:>9.0f}{extra}")
-    lines.append(f"total: {sum(s['seconds'] for s in stages) / 3600:.1f} hours (fits at their epoch limits: an "
-                 f"upper bound), {sum(s['bytes'] for s in stages) / 2 ** 20:,.0f} MiB in the run folder")
+    lines.append(f"total: {sum(s['seconds'] for s in stages) / 3600:.1f} hours on cores not shared with other work "
+                 f"(an upper bound: fits at their epoch limits; self-play timed on the first plies of games, where "
+                 f"late classes such as race fill slowly), {sum(s['bytes'] for s in stages) / 2 ** 20:,.0f} MiB "
+                 f"in the run folder")
     return "\n".join(lines)
 
 
@@ -861,7 +868,8 @@ class DistillRun:
             if self.log_enabled:
                 self.metrics.record(f"fit/{label}", epoch, {"train_loss": train_loss, "val_loss": val_loss,
                                                             "val_excess": excess},
-                                    kind="fit_epoch", round=r, phase="fit", net=label, epoch=epoch)
+                                    kind="fit_epoch", round=r, phase="fit", net=label, epoch=epoch,
+                                    time=round(time.time(), 3))
 
         def on_net(label, figures):
             if label in bars:

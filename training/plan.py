@@ -40,8 +40,8 @@ def net_shapes(netset) -> tuple[dict[str, list[int]], dict[str, int]]:
 
 
 def measure_for(cfg: TrainConfig, netset, seconds: float = 3.0) -> dict:
-    """:func:`training.distill.measure_rates` for the recipe's starting net and the net shapes
-    its fits will train."""
+    """:func:`training.distill.measure_rates` for the recipe's starting net, its (first round's)
+    sampling settings and the net shapes its fits will train."""
     from nardy_ai.model import save_checkpoint
     from .distill import measure_rates
     from .search_targets import evaluator_payload
@@ -56,7 +56,14 @@ def measure_for(cfg: TrainConfig, netset, seconds: float = 3.0) -> dict:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "start.pt")
         save_checkpoint(path, evaluator_payload(netset, cfg, 0))
-        return measure_rates(path, netset.variant, fits, seconds)
+        if cfg.method.kind == "distill":
+            s = cfg.rounds[0].sample
+            shares = s.quotas or {c: 1.0 for c in (cfg.rounds[0].fit.nets or hidden)}
+        else:
+            s = cfg.sample
+            shares = s.quotas or {c: 1.0 for c in hidden}
+        return measure_rates(path, netset.variant, fits, seconds, shares=shares, keep=s.keep, epsilon=s.epsilon,
+                             parallel_games=s.parallel_games, sample_rows=4000)
 
 
 def search_targets_stages(cfg: TrainConfig, rates: dict, hidden: dict, inputs: dict, jobs: int,
@@ -99,24 +106,28 @@ def search_targets_stages(cfg: TrainConfig, rates: dict, hidden: dict, inputs: d
     return out
 
 
-def td_plan(cfg: TrainConfig, seconds: float = 5.0) -> str:
-    """The one stage of a TD recipe: ``selfplay.total_games`` at the games/s of a few seconds
-    of this recipe's training (in a temporary folder)."""
+def td_plan(cfg: TrainConfig) -> str:
+    """The one stage of a TD recipe: ``selfplay.total_games`` at the games per CPU second of
+    this recipe's training measured on its first ``selfplay.parallel_games`` games (one
+    lockstep batch, in a temporary folder)."""
+    import time
     from nardy_ai.machine import machine_description
     from .td import Trainer
     with tempfile.TemporaryDirectory() as d:
         t = Trainer(cfg, os.path.join(d, "run"), log=False, print_fn=lambda *a: None)
-        res = t.run(total_games=cfg.selfplay.total_games, progress=False, seconds=seconds)
+        c0 = time.process_time()
+        res = t.run(total_games=min(cfg.selfplay.parallel_games, cfg.selfplay.total_games), progress=False)
+        cpu = time.process_time() - c0
         t.close()
-        size = os.path.getsize(os.path.join(d, "run", "checkpoint.pt")) if os.path.exists(
-            os.path.join(d, "run", "checkpoint.pt")) else 0
-    rate = max(res["games_per_s"], 1e-9)
+        # a checkpoint holds the weights and Adam's two moments: about 3 x 4 bytes a parameter
+        size = 12 * sum(p.numel() for net in as_netset(t.ev).nets().values() for p in net.net.parameters())
+    rate = max(res["games"], 1) / max(cpu, 1e-9)
     return "\n".join([
         f"machine: {machine_description()}; TD(lambda) self-play in this process",
-        f"measured here: {rate:,.0f} games/s over {res['games']:,} games of this recipe's net "
-        f"(early games of an untrained net are longer: the rate grows during training)",
+        f"measured here: {rate:,.0f} games per CPU second over the first {res['games']:,} games of this "
+        f"recipe's net (games of an untrained net are longer: the rate grows during training)",
         f"td  {cfg.selfplay.total_games:>11,} games  {cfg.selfplay.total_games / rate / 3600:>7.2f} hours  "
-        f"checkpoint {max(size, 1) / 2 ** 20:.1f} MiB, metrics a few MiB"])
+        f"checkpoint {size / 2 ** 20:.1f} MiB, metrics a few MiB"])
 
 
 def train_plan(cfg: TrainConfig, jobs: int = 1, rates: dict | None = None) -> str:
