@@ -81,7 +81,7 @@ from nardy_ai.variants import Variant, parse_variant_spec
 
 from .config import ConfigError, TrainConfig, config_from_dict, require_same_config
 from .metrics_log import MetricsLog
-from .search_targets import (SearchTargetsError, class_quotas, decision_candidates, derive_seed,
+from .search_targets import (SearchTargetsError, class_quotas, evaluate_against_opponents, decision_candidates, derive_seed,
                              distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net,
                              fitted_classes, gate_match, initial_evaluator, label_chunk, label_tasks,
                              one_torch_thread, read_npz, sample_afterstates, write_npz)
@@ -907,9 +907,6 @@ class DistillRun:
     def gate(self, r: int) -> bool:
         """Student vs teacher; the student becomes ``current.pt`` when its points per game
         reach ``gate.threshold``; then ``current.pt`` against ``run.eval_opponents``."""
-        from nardy_ai.agents import make_agent
-        from nardy_ai.agents.neural import NeuralAgent
-        from nardy_ai.game import play_match, summarize
         gt = self.cfg.rounds[r - 1].gate
         path = self._path(r, "candidate.pt")
         cand = evaluator_from_state(load_checkpoint(path)["evaluator"], self.v, self.device)
@@ -939,18 +936,10 @@ class DistillRun:
         self.print(f"round {r}: student vs teacher {res['points_per_game']:+.3f} ppg"
                    + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "") + f" over {res['games']} games: "
                    + ("promoted" if promoted else f"kept round {self.state['current_round']}'s net"))
-        evaluation = {}
-        me = NeuralAgent(self._teacher(), name="td")
-        for spec in self.cfg.run.eval_opponents:
-            if self.stop_requested:
-                return False
-            try:
-                opp = make_agent(spec, self.v)
-            except NardyError as e:
-                raise ConfigError(f"run.eval_opponents: {e}") from None
-            s = summarize(play_match(self.v, me, opp, self.cfg.run.eval_games, seed=1234), agent="td")
-            evaluation[f"vs_{spec}/win_rate"] = s["win_rate"]
-            evaluation[f"vs_{spec}/points_per_game"] = s["points_per_game"]
+        evaluation = evaluate_against_opponents(self.cfg.run, self.v, self._teacher(),
+                                                lambda: self.stop_requested)
+        if evaluation is None:
+            return False
         if evaluation:
             self._log("eval", r, "gate", evaluation)
         return True

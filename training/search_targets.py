@@ -1044,9 +1044,6 @@ class SearchTargetsRun:
     def gate(self, g: int) -> bool:
         """Candidate vs current; promote the candidate when it does not lose (gate.threshold);
         then the current evaluator against the evaluation opponents."""
-        from nardy_ai.agents import make_agent
-        from nardy_ai.agents.neural import NeuralAgent
-        from nardy_ai.game import play_match, summarize
         path = os.path.join(self.gen_dir(g), "candidate.pt")
         cand = evaluator_from_state(load_checkpoint(path)["evaluator"], self.v, self.device)
         cur = self._load_current()
@@ -1076,21 +1073,36 @@ class SearchTargetsRun:
         self.print(f"generation {g}: candidate vs current {res['points_per_game']:+.3f} ppg"
                    + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "") + f" over {res['games']} games: "
                    + ("promoted" if promoted else f"kept generation {self.state['current_generation']}"))
-        evaluation = {}
-        me = NeuralAgent(self._load_current(), name="td")
-        for spec in self.cfg.run.eval_opponents:
-            if self.stop_requested:
-                return False
-            try:
-                opp = make_agent(spec, self.v)
-            except NardyError as e:
-                raise ConfigError(f"run.eval_opponents: {e}") from None
-            s = summarize(play_match(self.v, me, opp, self.cfg.run.eval_games, seed=1234), agent="td")
-            evaluation[f"vs_{spec}/win_rate"] = s["win_rate"]
-            evaluation[f"vs_{spec}/points_per_game"] = s["points_per_game"]
+        evaluation = evaluate_against_opponents(self.cfg.run, self.v, self._load_current(),
+                                                lambda: self.stop_requested)
+        if evaluation is None:
+            return False
         if evaluation:
             self._log("eval", g, "gate", evaluation)
         return True
+
+
+def evaluate_against_opponents(run, variant, evaluator, stop_requested) -> dict | None:
+    """The current net (0 ply) against each of ``run.eval_opponents`` over ``run.eval_games``
+    games (seed 1234): ``{"vs_SPEC/win_rate": ..., "vs_SPEC/points_per_game": ...}``; None
+    when ``stop_requested()`` turns true between opponents.  An opponent spec that names no
+    agent is a :class:`ConfigError` naming ``run.eval_opponents``."""
+    from nardy_ai.agents import make_agent
+    from nardy_ai.agents.neural import NeuralAgent
+    from nardy_ai.game import play_match, summarize
+    evaluation = {}
+    me = NeuralAgent(evaluator, name="td")
+    for spec in run.eval_opponents:
+        if stop_requested():
+            return None
+        try:
+            opp = make_agent(spec, variant)
+        except NardyError as e:
+            raise ConfigError(f"run.eval_opponents: {e}") from None
+        s = summarize(play_match(variant, me, opp, run.eval_games, seed=1234), agent="td")
+        evaluation[f"vs_{spec}/win_rate"] = s["win_rate"]
+        evaluation[f"vs_{spec}/points_per_game"] = s["points_per_game"]
+    return evaluation
 
 
 # --- the command line ----------------------------------------------------------------------
