@@ -29,7 +29,8 @@ import torch
 
 
 from nardy_ai.model import save_checkpoint                      # noqa: E402
-from nardy_ai.netset import as_netset, load_evaluator           # noqa: E402
+from nardy_ai.evaluator import load_evaluator                   # noqa: E402
+from nardy_ai.netset import as_netset                           # noqa: E402
 from training.search_targets import gate_match                  # noqa: E402
 
 

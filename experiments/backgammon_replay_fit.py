@@ -37,7 +37,8 @@ import torch
 
 
 from nardy_ai.model import save_checkpoint  # noqa: E402
-from nardy_ai.netset import as_netset, evaluator_from_state  # noqa: E402
+from nardy_ai.evaluator import evaluator_from_state  # noqa: E402
+from nardy_ai.netset import as_netset  # noqa: E402
 from nardy_ai.variants import get_variant  # noqa: E402
 from training.config import load_config  # noqa: E402
 from training.search_targets import fit_net, gate_match, initial_evaluator, read_npz  # noqa: E402

@@ -1,16 +1,18 @@
 """Calibration of an evaluator's outcome probabilities (issue #12: cube decisions rest on the
 win and gammon chances).
 
-    python experiments/calibration.py --agent checkpoints/backgammon/search_targets/current.pt --games 4000
+    python experiments/calibration.py --agent checkpoints/backgammon/search_targets_distill_iter3/current.pt --games 4000
 
-Plays ``games`` self-play games of the net at 0 ply through the game core and, at every
-position of every game (the afterstate just played, the side that moved), keeps the net's
-outcome probabilities and the class of the afterstate; at the end it scores each against what
-happened in that game (won, won a gammon or more, lost a gammon or more).  Per class and per
-tenth of predicted probability it prints the mean prediction against the observed frequency,
-and the mean error (prediction minus outcome) with its standard error.  Self-play outcomes
-measure the net against its own play; rollouts of a stronger player would measure it against
-better play (the cube set's gnubg references are such a check for the cube).
+Plays ``games`` self-play games of the net at 0 ply (a run of the game driver,
+:func:`nardy_ai.driver.run`, ``lockstep`` games at a time, each game's first roll by the
+variant's opening rule) and, at every position of every game (the afterstate just played,
+the side that moved), keeps the net's outcome probabilities and the class of the afterstate;
+at the end of the game it scores each against what happened (won, won a gammon or more, lost a
+gammon or more).  Per class and per tenth of predicted probability it prints the mean
+prediction against the observed frequency, and the mean error (prediction minus outcome) with
+its standard error.  Self-play outcomes measure the net against its own play; rollouts of a
+stronger player would measure it against better play (the cube set's gnubg references are such
+a check for the cube).  Without ``--agent``: the backgammon champion of the agent registry.
 
 Writes ``experiments/results/calibration_<variant>_<run>.json``.
 """
@@ -23,13 +25,28 @@ import os
 
 import numpy as np
 
+from nardy_ai import core, driver, registry
+from nardy_ai.classes import class_names, position_classes
+from nardy_ai.files import write_atomic
+from nardy_ai.model import equity
+from nardy_ai.movegen import segment_argmax
+from nardy_ai.evaluator import load_evaluator
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from nardy_ai import core  # noqa: E402
-from nardy_ai.classes import class_names, position_classes  # noqa: E402
-from nardy_ai.movegen import segment_argmax  # noqa: E402
-from nardy_ai.model import equity  # noqa: E402
-from nardy_ai.netset import load_evaluator  # noqa: E402
+
+class GreedyPlay:
+    """0-ply play by the net's cubeless equity (ties broken at random), keeping the outcome
+    probabilities of the afterstates of the last decision (``probs``, one row per afterstate)."""
+
+    name = "calibration 0-ply"
+
+    def __init__(self, evaluator):
+        self.evaluator, self.probs = evaluator, None
+
+    def choose(self, after, variant, rng) -> np.ndarray:
+        self.probs = self.evaluator.probabilities(after.boards)
+        return segment_argmax(equity(self.probs, variant), after.offsets, rng)
 
 
 def run(path: str, games: int, seed: int, lockstep: int = 512) -> dict:
@@ -37,31 +54,34 @@ def run(path: str, games: int, seed: int, lockstep: int = 512) -> dict:
     v = ev.variant
     L = len(v.scoring)
     rng = np.random.default_rng(seed)
-    state = core.fresh(v, lockstep)
-    everyone = np.arange(lockstep)
-    traj: list[list] = [[] for _ in range(lockstep)]           # (probs, class, mover parity)
+    policy = GreedyPlay(ev)
+    traj: list[list] = [[] for _ in range(lockstep)]           # (probs, class, seat that moved)
     rows = []                                                   # (probs, class, won, gammon_won, gammon_lost)
     finished = 0
-    while finished < games:
-        dice = rng.integers(1, 7, (lockstep, 2))
-        after = core.legal(state, dice)
-        probs = ev.probabilities(after.boards)
-        pick = segment_argmax(equity(probs, v), after.offsets, rng)
-        chosen = after.boards[pick]
+
+    def record(rec, _) -> None:
+        chosen = rec.after.boards[rec.chosen]
         classes = position_classes(chosen, v)
-        for g in range(lockstep):
-            traj[g].append((probs[pick[g]], int(classes[g]), int(state.plies[g]) % 2))
-        state = core.play(state, everyone, chosen)
-        for g in np.flatnonzero(state.over):
-            level = int(state.level[g])
-            last = int(state.plies[g] - 1) % 2                   # the winner moved last
+        probs = policy.probs[rec.chosen]
+        for k, g in enumerate(rec.idx.tolist()):
+            traj[g].append((probs[k], int(classes[k]), int(rec.turn[k])))
+
+    def score(state, done) -> None:
+        nonlocal finished
+        for g in done.tolist():
+            level, winner = int(state.level[g]), int(state.winner[g])
             if finished < games:
-                for p, c, parity in traj[g]:
-                    won = parity == last
+                for p, c, seat in traj[g]:
+                    won = seat == winner
                     rows.append((p, c, won, won and level >= 2, (not won) and level >= 2))
                 finished += 1
             traj[g] = []
-        state = core.restart(state, np.flatnonzero(state.over))
+
+    state, ply = core.fresh(v, lockstep), 0
+    dice = driver.SeededDice(rng, opening="random")
+    while finished < games:
+        out = driver.run(state, dice, policy, rng, ply=ply, plies=1, restart=True, on_ply=record, on_end=score)
+        state, ply = out.games, out.ply
     P = np.array([r[0] for r in rows])
     cls = np.array([r[1] for r in rows])
     out = {"checkpoint": path, "variant": v.id, "games": games, "seed": seed, "positions": len(rows),
@@ -93,15 +113,15 @@ def run(path: str, games: int, seed: int, lockstep: int = 512) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--agent", default="checkpoints/backgammon/search_targets/current.pt")
+    ap.add_argument("--agent", help="a checkpoint (default: the backgammon champion of the agent registry)")
     ap.add_argument("--games", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    res = run(args.agent, args.games, args.seed)
-    name = os.path.basename(os.path.dirname(args.agent))
+    agent = args.agent or str(registry.champion("backgammon").path)
+    res = run(agent, args.games, args.seed)
+    name = os.path.basename(os.path.dirname(agent))
     path = os.path.join(ROOT, "experiments", "results", f"calibration_{res['variant']}_{name}.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(res, f, indent=1)
+    write_atomic(path, json.dumps(res, indent=1))
     print(f"{res['variant']} {name}: {res['games']} self-play games, {res['positions']} positions; "
           "mean predicted / observed (mean error ± s.e.):")
     for cname, row in res["classes"].items():

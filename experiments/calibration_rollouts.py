@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from nardy_ai.classes import class_names  # noqa: E402
 from nardy_ai.model import equity  # noqa: E402
-from nardy_ai.netset import load_evaluator  # noqa: E402
+from nardy_ai.evaluator import load_evaluator  # noqa: E402
 
 
 def output_names(K: int) -> list[str]:

@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from nardy_ai import cube  # noqa: E402
 from nardy_ai.agents import make_agent  # noqa: E402
-from nardy_ai.bench_cube import load_cube_positions, score_agent  # noqa: E402
+from nardy_ai.bench.cube import load_cube_positions, score_agent  # noqa: E402
 
 DEFAULT_AGENT = {"backgammon": "td:checkpoints/backgammon/search_targets_rollout/current.pt",
                  "long": "td:checkpoints/long/search_targets/current.pt"}

@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from nardy_ai.agents.neural import NeuralAgent  # noqa: E402
 from nardy_ai.cube import stakes_variant  # noqa: E402
 from nardy_ai.game import play_games  # noqa: E402
-from nardy_ai.netset import load_evaluator  # noqa: E402
+from nardy_ai.evaluator import load_evaluator  # noqa: E402
 from nardy_ai.stats import side_stats, wilson_interval  # noqa: E402
 
 

@@ -30,18 +30,18 @@ import numpy as np
 
 
 from nardy_ai.backends import make_backend                     # noqa: E402
-from nardy_ai.bench import class_figures, load_evaluator_positions, reference_rows  # noqa: E402
+from nardy_ai.bench.evaluators import class_figures, load_evaluator_positions, reference_rows  # noqa: E402
 from nardy_ai.classes import class_names, position_classes      # noqa: E402
 from nardy_ai.model import equity                               # noqa: E402
 from nardy_ai.movegen import generate                           # noqa: E402
-from nardy_ai.netset import load_evaluator                      # noqa: E402
-from nardy_ai.search import neural_evaluation, search_values    # noqa: E402
+from nardy_ai.evaluator import load_evaluator                   # noqa: E402
+from nardy_ai.search import search_values                       # noqa: E402
 
 
 def label(kind: str, boards: np.ndarray, checkpoint: str, ev, backend, seed: int) -> np.ndarray:
     """Outcome probabilities ``(M, K)`` of afterstates ``boards`` by procedure ``kind``."""
     if kind.endswith("ply") and not kind.startswith("rollout"):
-        return search_values(boards, neural_evaluation(ev), int(kind[:-3]))
+        return search_values(boards, ev, int(kind[:-3]))
     from nardy_ai.rollout import rollout
     spec, _, play = kind[len("rollout"):].partition("@")
     games, truncate = (int(s) for s in spec.split("/"))

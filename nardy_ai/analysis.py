@@ -57,12 +57,12 @@ import numpy as np
 from .backends import Backend, check_backend, make_backend, require_ray
 from .board import OFF, flip
 from .classes import class_names, position_classes
-from .cube import CENTRE, MAX_STAKE, CubeViews, apply as cube_apply, new_state
+from .cube import NOBODY, Stakes, apply as cube_apply, may_double
 from .errors import FormatError, IllegalPlay, NardyError
 from .files import FolderLock, write_atomic
 from .game import GameRecord, read_jsonl, replay
 from .movegen import generate, segment_argmax, segment_ids
-from .search import afterstate_values, filter_candidates
+from .search import afterstate_values, cubeless, filter_candidates
 from .tournament.settings import GAMES_FILE
 
 #: gnubg's default skill thresholds in millipoints (an error strictly above marks the decision).
@@ -191,10 +191,10 @@ class Reference:
 
     def __init__(self, agent, variant):
         self.agent, self.variant = agent, variant
-        if hasattr(agent, "evaluation_for") and hasattr(agent, "filters"):        # neural
-            ev = agent.evaluation_for(variant)
+        if hasattr(agent, "rank_for") and hasattr(agent, "filters"):              # neural
+            ev, rank = agent.evaluator, agent.rank_for(variant) or cubeless(agent.evaluator)
             self.plies, self.filters = agent.plies, tuple(agent.filters)
-            self.values = lambda b, d: ev.equity(afterstate_values(b, ev, d))
+            self.values = lambda b, d: rank(afterstate_values(b, ev, d, rank))
         elif hasattr(agent, "equities") and hasattr(agent, "filters"):           # gnubg
             self.plies, self.filters = agent.plies, tuple(agent.filters)
             self.values = lambda b, d: np.asarray(agent.equities(b, variant, d), float)
@@ -224,7 +224,7 @@ class Reference:
         best_row = segment_argmax(np.where(alive, eq, -np.inf), offsets)
         return eq[best_row], eq[played], best_row
 
-    def cube_equities(self, op: str, boards: np.ndarray, cubes: CubeViews) -> list[dict] | None:
+    def cube_equities(self, op: str, boards: np.ndarray, cubes: Stakes) -> list[dict] | None:
         """The reference's equities for ``double`` or ``take`` questions (None without them)."""
         fn = getattr(self.agent, op, None)
         if fn is None or not len(boards):
@@ -268,13 +268,9 @@ class Task:
         return f"analysis of games {self.games[0][0]} .. {self.games[-1][0]}"
 
 
-def _views(kind: str, states: list, viewers: list[int], on_roll: list[bool]) -> CubeViews:
-    """:class:`CubeViews` of one-game :class:`~nardy_ai.cube.CubeState` objects as ``viewers`` see them."""
-    value = np.array([s.value for s in states], np.int64)
-    access = np.array([0 if s.owner == CENTRE else (1 if s.owner == w else -1) for s, w in zip(states, viewers)],
-                      np.int64)
-    return CubeViews(kind, value, access, np.array([s.next_value for s in states], np.int64),
-                     np.array([s.turned for s in states], bool), np.array(on_roll, bool))
+def _views(states: list[Stakes], viewers: list[int], on_roll: list[bool]) -> Stakes:
+    """One batch of the one-game stakes ``states`` as ``viewers`` see them."""
+    return Stakes.concat(states).views(np.arange(len(states)), viewers, on_roll)
 
 
 def _cube_decisions(r: GameRecord, hist: np.ndarray, v) -> list[tuple]:
@@ -286,19 +282,19 @@ def _cube_decisions(r: GameRecord, hist: np.ndarray, v) -> list[tuple]:
     by_ply: dict[int, list] = {}
     for ply, player, action, _ in r.cube:
         by_ply.setdefault(int(ply), []).append((int(player), action))
-    state = new_state(v)
+    state = Stakes.start(v, 1)
     out = []
     last = r.plies if r.passed else r.plies - 1
     for k in range(last + 1):
         mover = r.turns[k].player if k < r.plies else (1 - r.turns[-1].player if r.plies else r.first)
         actions = by_ply.get(k, [])
         while actions and actions[0][1] == "auto":
-            state = cube_apply(state, -1, "auto", v)
+            state = cube_apply(state, NOBODY, "auto")
             actions = actions[1:]
-        if k == 0 and v.opening == "opening_roll" or state.winner is not None:
+        if k == 0 and v.opening == "opening_roll" or state.winner[0] != NOBODY:
             continue
         board = hist[k]
-        if state.owner in (CENTRE, mover) and state.offer is None and state.value < MAX_STAKE:
+        if may_double(state, mover)[0]:
             doubled = bool(actions) and actions[0] == (mover, "double")
             out.append((k, mover, "double", board, state, False, "double" if doubled else "no double"))
         before = None
@@ -307,7 +303,7 @@ def _cube_decisions(r: GameRecord, hist: np.ndarray, v) -> list[tuple]:
                 on_roll = before == "beaver"
                 out.append((k, player, "take", board if on_roll else flip(board[None], v)[0],
                             state, on_roll, "pass" if action == "pass" else "take"))
-            state = cube_apply(state, player, action, v)
+            state = cube_apply(state, player, action)
             before = action
     return out
 
@@ -368,7 +364,7 @@ def analyse_task(task: Task) -> tuple[Task, list[tuple[str, dict]]]:
         if not items:
             continue
         boards = np.array([c[4] for c in items], np.int8)
-        views = _views(v.stakes, [c[5] for c in items], [c[2] for c in items], [c[6] for c in items])
+        views = _views([c[5] for c in items], [c[2] for c in items], [c[6] for c in items])
         eq = ref.cube_equities(kind, boards, views)
         if eq is None:
             continue

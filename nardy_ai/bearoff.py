@@ -75,6 +75,7 @@ import warnings
 from dataclasses import dataclass
 from math import comb
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -432,3 +433,37 @@ def _at_least(dist: np.ndarray, width: int) -> np.ndarray:
     n = min(dist.shape[1], width)
     tail[:, :n] = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1][:, :n]
     return tail
+
+
+class BearoffEvaluator:
+    """The database as an :class:`~nardy_ai.evaluator.Evaluator`: exact outcome probabilities
+    of bear-off afterstates (:func:`bearoff_outcomes`), for the player who has just moved.
+    Afterstates where the mover has just borne off its last checker get the game's exact
+    result (:func:`nardy_ai.model.terminal_outcomes`: the database's domain includes the
+    finished games a net set's ``bearoff`` class routes to it).
+
+    ``outcomes`` ``(boards, variant) -> (M, n_outputs)`` stands in for the database (tests).
+    The database is exact, so a checkpoint plays with this code's database whatever version
+    it was trained with (the version is recorded in :meth:`state` for the record)."""
+
+    def __init__(self, variant: str | Variant,
+                 outcomes: Callable[[np.ndarray, Variant], np.ndarray] | None = None):
+        self.variant = get_variant(variant)
+        self._outcomes = outcomes
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """Exact outcome probabilities ``(M, n_outputs)`` float32 of bear-off afterstates
+        (:class:`NotBearoff` for any other)."""
+        from .model import n_outputs, terminal_outcomes
+        boards = np.asarray(afterstates)
+        out = np.empty((len(boards), n_outputs(self.variant)), np.float32)
+        done = boards[:, OFF] == MAX_CHECKERS
+        if done.any():
+            out[done] = terminal_outcomes(boards[done], self.variant)
+        if not done.all():
+            out[~done] = (self._outcomes or bearoff_outcomes)(boards[~done], self.variant)
+        return out
+
+    def state(self) -> dict:
+        """What a net set's checkpoint stores for its database member."""
+        return {"kind": "database", "database": "bearoff", "version": VERSION}

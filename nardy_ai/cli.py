@@ -400,45 +400,47 @@ def format_summary(s: dict, variant=None) -> str:
 # --- nardy bench ------------------------------------------------------------------------
 
 def cmd_bench(args) -> int:
-    from . import bench
+    from .bench import speed
     from .variants import get_variant
     if args.what == "movegen":
         sizes = tuple(int(x) for x in args.batch_sizes.split(","))
         variants = args.variant or ["backgammon", "long"]
         rows = []
         for name in variants:
-            rows += bench.bench_movegen(get_variant(name), sizes, repeats=args.repeats)
-        print(json.dumps(rows) if args.json else bench.format_movegen(rows))
+            rows += speed.bench_movegen(get_variant(name), sizes, repeats=args.repeats)
+        print(json.dumps(rows) if args.json else speed.format_movegen(rows))
     elif args.what == "train":
         hidden = tuple(int(x) for x in args.hidden.split(","))
-        rows = [bench.bench_train(get_variant(name), args.seconds, hidden, args.parallel_games)
+        rows = [speed.bench_train(get_variant(name), args.seconds, hidden, args.parallel_games)
                 for name in (args.variant or ["backgammon"])]
-        print(json.dumps(rows) if args.json else bench.format_train(rows))
+        print(json.dumps(rows) if args.json else speed.format_train(rows))
     elif args.what == "agents":
         hidden = tuple(int(x) for x in args.hidden.split(","))
         for name in args.variant or ["backgammon"]:
             checkpoint = _bench_checkpoint(args.checkpoint, name)
-            row = bench.bench_agents(get_variant(name), checkpoint, hidden, args.games or 512,
+            row = speed.bench_agents(get_variant(name), checkpoint, hidden, args.games or 512,
                                      repeats=args.repeats)
-            print(json.dumps(row) if args.json else bench.format_agents(row))
+            print(json.dumps(row) if args.json else speed.format_agents(row))
     elif args.what == "evaluators":
+        from .bench.evaluators import bench_evaluators, format_evaluators
         for name in args.variant or ["backgammon"]:
             v = get_variant(name)
             specs = args.agents or ["random", "heuristic"] + ([] if v.is_long else ["pubeval"])
-            row = bench.bench_evaluators(v, specs, args.reference, args.seed or 0, args.positions,
-                                         args.set_version)
-            print(json.dumps(row) if args.json else bench.format_evaluators(row))
+            row = bench_evaluators(v, specs, args.reference, args.seed or 0, args.positions,
+                                   args.set_version)
+            print(json.dumps(row) if args.json else format_evaluators(row))
     elif args.what == "backends":
+        from .bench.backends import bench_backends, format_backends
         hidden = tuple(int(x) for x in args.hidden.split(","))
         for name in args.variant or ["backgammon"]:
-            row = bench.bench_backends(get_variant(name), args.agents, args.games or 100, jobs=args.jobs,
-                                       train_seconds=args.seconds, hidden=hidden)
-            print(json.dumps(row) if args.json else bench.format_backends(row))
+            row = bench_backends(get_variant(name), args.agents, args.games or 100, jobs=args.jobs,
+                                 train_seconds=args.seconds, hidden=hidden)
+            print(json.dumps(row) if args.json else format_backends(row))
     elif args.what == "bearoff":
-        row = bench.bench_bearoff(args.variant or ["backgammon", "long"], repeats=args.repeats)
-        print(json.dumps(row) if args.json else bench.format_bearoff(row))
+        row = speed.bench_bearoff(args.variant or ["backgammon", "long"], repeats=args.repeats)
+        print(json.dumps(row) if args.json else speed.format_bearoff(row))
     elif args.what == "cube":
-        from .bench_cube import bench_cube, format_cube
+        from .bench.cube import bench_cube, format_cube
         variants = args.variant or ["backgammon"]
         if len(variants) != 1 or get_variant(variants[0]).id not in ("backgammon", "long"):
             raise NardyError("bench cube: one --variant, backgammon (the cube, gnubg reference) or long "
@@ -450,20 +452,20 @@ def cmd_bench(args) -> int:
         print(json.dumps(row) if args.json else format_cube(row))
     elif args.what == "rollout":
         for name in args.variant or ["backgammon"]:
-            row = bench.bench_rollout(get_variant(name), args.agents, args.seconds)
-            print(json.dumps(row) if args.json else bench.format_rollout(row))
+            row = speed.bench_rollout(get_variant(name), args.agents, args.seconds)
+            print(json.dumps(row) if args.json else speed.format_rollout(row))
     elif args.what == "features":
         for name in args.variant or ["backgammon"]:
-            row = bench.bench_features(get_variant(name), args.batch, repeats=args.repeats)
-            print(json.dumps(row) if args.json else bench.format_features(row))
+            row = speed.bench_features(get_variant(name), args.batch, repeats=args.repeats)
+            print(json.dumps(row) if args.json else speed.format_features(row))
     elif args.what == "env":
-        from .bench_env import SIZES, bench_env, format_env
+        from .bench.env import SIZES, bench_env, format_env
         sizes = tuple(int(x) for x in args.num_envs.split(",")) if args.num_envs else SIZES
         row = bench_env([get_variant(n).id for n in args.variant or ["backgammon", "long"]], sizes,
                         args.opponent, args.seconds)
         print(json.dumps(row) if args.json else format_env(row))
     elif args.what == "labels":
-        from training.search_targets import bench_labels, format_labels
+        from .bench.labels import bench_labels, format_labels
         for name in args.variant or ["backgammon"]:
             row = bench_labels(get_variant(name), _bench_checkpoint(args.checkpoint, name) or
                                str(registry.champion(name).path), args.seconds, args.jobs)
@@ -473,7 +475,6 @@ def cmd_bench(args) -> int:
 
 def cmd_train(args) -> int:
     import os
-    import signal
     from training.config import load_config
     from training.run_options import load_options, merge_options, resume_command, save_options
     from .variants import parse_variant_spec
@@ -517,59 +518,14 @@ def cmd_train(args) -> int:
             from nardy_ai.files import write_atomic
             write_atomic(os.path.join(out, "config.toml"), text)
 
+    from training.run import cli_train
     if cfg.method.kind == "distill":
-        from training.distill import cli_train
-        if args.games is not None:
-            raise NardyError("--games is for TD training; a distillation run stops after its [[rounds]]")
-        return cli_train(args, cfg, text, out, again, on_start=remember)
-    if cfg.method.kind == "search_targets":
-        from training.search_targets import cli_train
-        if args.games is not None:
-            raise NardyError("--games is for TD training; a search-targets run stops after "
-                             "method.generations generations")
-        return cli_train(args, cfg, text, out, again, on_start=remember)
-    from training.td import Trainer
-    if args.jobs is not None:
-        raise NardyError('--jobs is for [method] kind = "search_targets" or "distill" (sampling and '
-                         'labelling processes)')
-    if args.actors is not None:
-        if args.backend != "ray":
-            raise NardyError("--actors is for --backend ray")
-        if args.actors < 1:
-            raise NardyError(f"--actors must be at least 1, got {args.actors}")
-        cfg.ray.actors = args.actors
-    target = opts["games"] or cfg.selfplay.total_games
-    if args.resume:
-        from .model import load_checkpoint
-        ckpt = os.path.join(out, "checkpoint.pt")
-        if os.path.exists(ckpt):
-            played = int(load_checkpoint(ckpt).get("games", 0))
-            if args.games is not None and args.games <= played:
-                raise NardyError(f"--games {args.games}: the run in {out} has already played {played:,} games; "
-                                 f"give more than {played} to extend it")
-            if played >= target:
-                print(f"{out} is finished: {played:,} games played (target {target:,}). To extend it: "
-                      f"nardy train --out {out} --resume --games N (N > {played})")
-                return 0
-    trainer = Trainer(cfg, out, config_text=text, resume=args.resume, backend=args.backend, address=args.address)
-    remember()
-
-    def stop(signum, frame):
-        # First signal: stop after this ply and write a checkpoint; a second one kills.
-        signal.signal(signum, signal.SIG_DFL)
-        trainer.request_stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, stop)
-    res = trainer.run(total_games=target, progress=not args.no_progress)
-    print(f"{res['games']} games in {out} ({res['games_per_s']:.1f} games/s this session); "
-          f"checkpoint {os.path.join(out, 'checkpoint.pt')}")
-    if trainer.stop_requested:
-        import shlex
-        print(f"nardy: interrupted at game {res['games']} (checkpoint written); continue with: "
-              f"{shlex.join(again)}", file=sys.stderr)
-        return 130
-    return 0
+        from training.distill import DistillRun as method
+    elif cfg.method.kind == "search_targets":
+        from training.search_targets import SearchTargetsRun as method
+    else:
+        from training.td import Trainer as method
+    return cli_train(method, args, cfg, text, out, again, on_start=remember, games=opts["games"])
 
 
 def _train_plan(cfg, args) -> int:
@@ -685,7 +641,7 @@ def _analyze_tournament(args, out: str) -> None:
 
 def cmd_report(args) -> int:
     from .report import write_report
-    print(f"wrote {write_report(args.folder, args.out)}")
+    print(f"wrote {write_report(args.folder, args.out, args.plots)}")
     return 0
 
 
@@ -984,6 +940,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "folder or a training run folder")
     rp.add_argument("folder", metavar="DIR", help="a tournament folder or a training run folder (metrics.jsonl)")
     rp.add_argument("--out", metavar="FILE", help="the page to write (default DIR/report.html)")
+    rp.add_argument("--plots", choices=("auto", "builtin", "matplotlib"), default="auto",
+                    help="who draws the figures: matplotlib (the report extra), the built-in SVG writer, or "
+                    "auto (default: matplotlib when installed)")
     rp.set_defaults(func=cmd_report)
 
     sv = sub.add_parser("serve", help="answer agent-protocol JSON lines on stdin/stdout (docs/environments.md)")

@@ -36,10 +36,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .board import OFF, flip, start_board
-from .cube import CENTRE, Stakes, stakes_variant
+from . import cube
+from .cube import NOBODY, Stakes, stakes_variant
 from .errors import UnknownVariant
 from .movegen import Afterstates, generate
-from .scoring import cubeless_points, result_levels, stake_points
+from .scoring import cubeless_points, result_levels
 from .variants import Variant, get_variant
 
 
@@ -115,7 +116,8 @@ def start(variant: str | Variant, n: int, rng: np.random.Generator, stakes: str 
     if staked:
         st = Stakes.start(v, n)
         autos = automatic_doubles(v, n, rounds)
-        st = replace(st, value=st.value << autos)
+        for k in range(int(autos.max(initial=0))):
+            st = cube.apply(st, NOBODY, "auto", np.flatnonzero(autos > k))
     return replace(fresh(v, n), turn=first.copy(), first=first, lot=lot, stakes=st), rounds
 
 
@@ -189,7 +191,7 @@ def play(games: Games, idx: np.ndarray, afterstates: np.ndarray) -> Games:
         if games.stakes is None:
             points[g] = cubeless_points(lv, v)
         else:
-            points[g] = stake_points(lv, games.stakes.value[g], games.stakes.turned[g], v)
+            points[g] = cube.game_points(games.stakes, lv, v, g)
     board[idx] = flip(new, v)
     turn[idx] ^= 1
     plies[idx] += 1
@@ -214,9 +216,7 @@ def restart(games: Games, idx: np.ndarray) -> Games:
     over[g] = passed[g] = False
     st = games.stakes
     if st is not None:
-        value, owner, turned = st.value.copy(), st.owner.copy(), st.turned.copy()
-        value[g], owner[g], turned[g] = 1, CENTRE, False
-        st = replace(st, value=value, owner=owner, turned=turned)
+        st = st.put(g, st.fresh(len(g)))
     return replace(games, board=board, over=over, passed=passed, stakes=st, **out)
 
 
@@ -224,56 +224,30 @@ def restart(games: Games, idx: np.ndarray) -> Games:
 
 def may_double(games: Games, idx: np.ndarray) -> np.ndarray:
     """Whether the player on roll in each of the games ``idx`` may double / offer now (before
-    rolling): the game has stakes, is running, and the cube is centred or theirs."""
+    rolling): the game has stakes, is running, and :func:`nardy_ai.cube.may_double`."""
     idx = np.asarray(idx, np.int64)
     if games.stakes is None:
         return np.zeros(len(idx), bool)
-    return games.stakes.may_double(idx, games.turn[idx]) & ~games.over[idx]
+    return cube.may_double(games.stakes, games.turn[idx], idx) & ~games.over[idx]
 
 
-def take(games: Games, idx: np.ndarray, taker: np.ndarray) -> Games:
-    """The raise offered in the games ``idx`` is taken by ``taker``: the stake rises (CUBE-1 ×2,
-    CUBE-D ×2 or +1) and the taker gets the cube (access to the next raise)."""
+def cube_action(games: Games, idx: np.ndarray, player, action: str) -> Games:
+    """The games ``idx`` after ``player`` (one per game, or one for all) does a stakes
+    ``action`` there (``double``, ``take``, ``pass``, ``beaver``, ``auto``: checked by
+    :func:`nardy_ai.cube.apply`, which raises :class:`~nardy_ai.errors.IllegalCubeAction`
+    naming the rule).  A pass ends the game: the raiser wins the current stake, at level 1
+    (CUBE-1, CUBE-D)."""
     idx = np.asarray(idx, np.int64)
-    st = games.stakes
-    value, owner, turned = st.value.copy(), st.owner.copy(), st.turned.copy()
-    value[idx] = st.next_value(idx)
-    owner[idx] = taker
-    turned[idx] = True
-    return replace(games, stakes=replace(st, value=value, owner=owner, turned=turned))
-
-
-def beaver(games: Games, idx: np.ndarray, beaverer: np.ndarray) -> Games:
-    """BG-B: the player offered the cube in ``idx`` takes and redoubles at once, keeping the
-    cube: the stake doubles, the beaverer owns it; the doubler answers with :func:`take_beaver`
-    or :func:`refuse`."""
-    idx = np.asarray(idx, np.int64)
-    st = games.stakes
-    value, owner, turned = st.value.copy(), st.owner.copy(), st.turned.copy()
-    value[idx] *= 2
-    owner[idx] = beaverer
-    turned[idx] = True
-    return replace(games, stakes=replace(st, value=value, owner=owner, turned=turned))
-
-
-def take_beaver(games: Games, idx: np.ndarray) -> Games:
-    """BG-B: the doubler accepts the beaver in ``idx``: the stake doubles again; the beaverer
-    keeps the cube."""
-    idx = np.asarray(idx, np.int64)
-    value = games.stakes.value.copy()
-    value[idx] *= 2
-    return replace(games, stakes=replace(games.stakes, value=value))
-
-
-def refuse(games: Games, idx: np.ndarray, winner: np.ndarray) -> Games:
-    """The games ``idx`` end on a refused raise: ``winner`` (the side that raised) wins the
-    current stake, at level 1 (CUBE-1, CUBE-D)."""
-    idx = np.asarray(idx, np.int64)
+    if not len(idx):
+        return games
+    st = cube.apply(games.stakes, player, action, idx)
+    if action != "pass":
+        return replace(games, stakes=st)
     over, passed = games.over.copy(), games.passed.copy()
     win, level, points = games.winner.copy(), games.level.copy(), games.points.copy()
     over[idx] = passed[idx] = True
-    win[idx], level[idx], points[idx] = winner, 1, games.stakes.value[idx]
-    return replace(games, over=over, passed=passed, winner=win, level=level, points=points)
+    win[idx], level[idx], points[idx] = st.winner[idx], 1, st.value[idx]
+    return replace(games, over=over, passed=passed, winner=win, level=level, points=points, stakes=st)
 
 
 def random_opening_rolls(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -1,14 +1,17 @@
 """Stakes: the doubling cube (CUBE-1 with BG-J, BG-M, BG-B) and dave (CUBE-D, LN-8), as data and
 pure functions, plus the cube-decision arithmetic the agents use.
 
-Rules.  A :class:`CubeState` is the stake of one game: its ``value``, who has *access*
-(``owner``: :data:`CENTRE` = both players, else the player 0/1 who alone may double or offer
-next), a pending offer, and whether the cube was ever turned (BG-J).  :func:`apply` plays one
-action on it and refuses an illegal one with :class:`~nardy_ai.errors.IllegalCubeAction`
-naming the rule.  The cube and dave share one model: the taker of a raise gets the access
-(CUBE-1: the taker owns the cube; CUBE-D: after a raise only the other player may offer).  They
-differ in the progression (cube ×2; dave geometric ×2 or arithmetic +1), in the options (beaver,
-Jacoby and automatic doubles exist for the cube only) and in scoring (dave: no mars, LN-8).
+Rules.  A :class:`Stakes` is the stake of a batch of games (a single game is a batch of one)
+as arrays: each game's ``value``, who has *access* (``owner``: :data:`CENTRE` = both players,
+else the player 0/1 who alone may double or offer next), a pending offer, whether the cube
+was ever turned (BG-J), and, for cube questions, the player deciding (``viewer``).
+:func:`apply` plays one action in some of its games and refuses an illegal one with
+:class:`~nardy_ai.errors.IllegalCubeAction` naming the rule; :func:`may_double` and
+:func:`game_points` are the other checks.  The cube and dave share one model: the taker of a
+raise gets the access (CUBE-1: the taker owns the cube; CUBE-D: after a raise only the other
+player may offer next).  They differ in the progression (cube ×2; dave geometric ×2 or
+arithmetic +1), in the options (beaver, Jacoby and automatic doubles exist for the cube only) and in
+scoring (dave: no mars, LN-8).
 
 Decisions.  :func:`janowski_equity` turns cubeless outcome probabilities (as
 :mod:`nardy_ai.model` defines them) into cubeful money equity with Janowski's model: a mix of
@@ -79,161 +82,104 @@ def next_stake(value, progression: str = "geometric"):
     return value + 1 if progression == "arithmetic" else value * 2
 
 
-@dataclass(frozen=True)
-class CubeState:
-    """The stake of one game.
-
-    kind ``"cube"`` or ``"dave"``; value the current stake; owner :data:`CENTRE` or the player
-    (0, 1) with access; offer the player whose raise awaits an answer (None when none);
-    beavered: the pending offer is a beaver (BG-B); turned: a raise was ever taken (BG-J);
-    autos: automatic doubles so far (BG-M); winner/points once a pass ended the game.
-    """
-    kind: str = "cube"
-    progression: str = "geometric"
-    value: int = 1
-    owner: int = CENTRE
-    offer: int | None = None
-    beavered: bool = False
-    turned: bool = False
-    autos: int = 0
-    winner: int | None = None
-    points: int = 0
-
-    @property
-    def rule(self) -> str:
-        return "CUBE-1" if self.kind == "cube" else "CUBE-D"
-
-    @property
-    def next_value(self) -> int:
-        return int(next_stake(self.value, self.progression))
-
-
-def new_state(v: Variant) -> CubeState:
-    """The stake at the start of a game of a variant with ``stakes`` cube or dave."""
-    if v.stakes not in ("cube", "dave"):
-        raise UnknownOption(f"variant {v.id} has no stakes (stakes={v.stakes!r})")
-    return CubeState(v.stakes, progression(v))
-
-
-def may_double(s: CubeState, player: int) -> bool:
-    """Whether ``player`` (on roll, before rolling) may double / offer now."""
-    return s.winner is None and s.offer is None and s.owner in (CENTRE, player)
-
-
-def apply(s: CubeState, player: int, action: str, v: Variant | None = None,
-          cap: int | None = None) -> CubeState:
-    """The state after ``player`` does ``action`` (one of :data:`ACTIONS`); ``v`` gives the
-    options (beaver, murphy_cap).  ``auto`` is an automatic double (BG-M; ``player`` ignored).
-    Raises :class:`IllegalCubeAction` naming the rule."""
-    beaver = bool(v and v.beaver)
-    cap = (v.murphy_cap if v else 0) if cap is None else cap
-    if s.winner is not None:
-        raise IllegalCubeAction(f"{s.rule}: the game is over (player {s.winner} won by a pass)")
-    if action == "auto":
-        if s.kind != "cube" or s.autos >= cap or s.offer is not None or s.turned:
-            raise IllegalCubeAction(f"BG-M: no automatic double here (cube {s.kind}, "
-                                    f"{s.autos} of {cap} done)")
-        return replace(s, value=s.value * 2, autos=s.autos + 1)
-    if action == "double":
-        if s.offer is not None:
-            raise IllegalCubeAction(f"{s.rule}: player {s.offer}'s raise awaits an answer")
-        if s.owner not in (CENTRE, player):
-            raise IllegalCubeAction(
-                f"{s.rule}: player {player} may not double: "
-                + ("the opponent owns the cube" if s.kind == "cube"
-                   else "after a raise only the other player may offer next"))
-        return replace(s, offer=player)
-    if s.offer is None or s.offer == player:
-        raise IllegalCubeAction(f"{s.rule}: player {player} has no raise to answer")
-    if action == "pass":
-        return replace(s, offer=None, winner=s.offer, points=s.value)
-    if action == "take":
-        # BG-B: after a beaver the beaverer keeps the cube; otherwise the taker owns it.
-        owner = s.offer if s.beavered else player
-        return replace(s, value=s.next_value, owner=owner, offer=None, beavered=False, turned=True)
-    if action == "beaver":
-        if s.kind != "cube" or not beaver or s.beavered:
-            raise IllegalCubeAction("BG-B: no beaver here" + (" (the option is off)" if not beaver
-                                                              else " (a beaver is answered by take or pass)"))
-        return replace(s, value=s.next_value, owner=player, offer=player, beavered=True, turned=True)
-    raise IllegalCubeAction(f"{s.rule}: unknown cube action {action!r}; known: {', '.join(ACTIONS)}")
-
-
-def game_points(s: CubeState, level: int, v: Variant) -> int:
-    """Points won by bearing off at result ``level``: BG-J (a single game while the cube was
-    never turned, automatic doubles included), LN-8 (dave: win = stake), else the level's points
-    times the stake."""
-    if s.kind == "dave":
-        return s.value
-    return int(stake_points(np.array([level]), np.array([s.value]), np.array([s.turned]), v)[0])
-
-
 #: Stakes are int64: no raise is offered from this stake on (CUBE-1 sets no limit; 2**61 is ours).
 MAX_STAKE = 2 ** 61
+#: ``offer`` where no raise awaits an answer, ``winner`` where no pass ended the game.
+NOBODY = -1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Stakes:
-    """The stake of every game of a batch, as arrays: the game core's, the game runner's and
-    the agents' one representation of the cube and of dave (agents see it through
-    :meth:`views`; :class:`CubeState` is the one-game form the rules checker :func:`apply` uses).
+    """The stakes of a batch of games, or of positions awaiting a cube decision (a single game
+    is a batch of one): the game core's, the game runner's, the rules checker's and the agents'
+    one representation of the cube (CUBE-1) and of dave (CUBE-D).  Every array is ``(N,)``, one
+    row per game or position.
 
-    ``kind`` ``"cube"`` or ``"dave"``, ``progression`` ``"geometric"`` / ``"arithmetic"``;
-    ``value`` ``(N,)`` int64 the stake; ``owner`` ``(N,)`` int64 :data:`CENTRE` or the player
-    (0 white, 1 black) with access; ``turned`` ``(N,)`` bool: a raise was ever taken (BG-J).
+    The batch's rules, from its variant: ``kind`` ``"cube"`` or ``"dave"``; ``progression``
+    ``"geometric"`` / ``"arithmetic"`` (:func:`progression`); ``beaver`` whether BG-B is on;
+    ``murphy_cap`` the automatic doubles BG-M allows a game (0: off).
+
+    Each row's stake: ``value`` int64 the stake; ``owner`` int64 :data:`CENTRE` or the player
+    (0 white, 1 black) who alone may raise next; ``next`` int64 the stake after a raise (the
+    progression's, unless the protocol's JSON said otherwise); ``turned`` bool a raise was ever
+    taken (BG-J); ``offer`` int64 the player whose raise awaits an answer (:data:`NOBODY`);
+    ``beavered`` bool that raise is a beaver (BG-B); ``autos`` int64 the automatic doubles so
+    far (BG-M); ``winner`` int64 the player who won by a pass (:data:`NOBODY`).
+
+    Who sees it: ``viewer`` int64 the player deciding, whose ``access`` is +1 when it holds the
+    cube, -1 when the opponent does, 0 centred (:data:`~nardy_ai.board.CUBE_ACCESS`);
+    ``on_roll`` bool the viewer is on roll when answering (a doubler answering a beaver).
+    :meth:`views` sets them for cube questions; agents that want one dict per position iterate
+    (or index) the batch: ``{"value", "owner", "next", "turned", "stakes"}`` (plus ``"on_roll":
+    True``), the protocol's JSON form, which :meth:`from_dicts` reads back.
+
+    The rules are pure functions of it: :func:`may_double`, :func:`apply` (refuses an illegal
+    action naming the rule) and :func:`game_points`.
     """
     kind: str
     progression: str
+    beaver: bool
+    murphy_cap: int
     value: np.ndarray
     owner: np.ndarray
+    next: np.ndarray
     turned: np.ndarray
+    offer: np.ndarray
+    beavered: np.ndarray
+    autos: np.ndarray
+    winner: np.ndarray
+    viewer: np.ndarray
+    on_roll: np.ndarray
+
+    #: The per-row arrays, in field order.
+    ROWS = ("value", "owner", "next", "turned", "offer", "beavered", "autos", "winner", "viewer", "on_roll")
 
     @classmethod
     def start(cls, v: Variant, n: int) -> Stakes:
-        """Stake 1, cube in the centre, for ``n`` games of a variant with stakes."""
-        s = new_state(v)
-        return cls(s.kind, s.progression, np.ones(n, np.int64), np.full(n, CENTRE, np.int64),
-                   np.zeros(n, bool))
+        """``n`` games of a variant with stakes (cube or dave) at their start: stake 1, the cube
+        in the centre (both may offer, CUBE-D), no raise pending."""
+        if v.stakes not in ("cube", "dave"):
+            raise UnknownOption(f"variant {v.id} has no stakes (stakes={v.stakes!r})")
+        return _blank(v.stakes, progression(v), bool(v.beaver), int(v.murphy_cap), n)
 
-    def next_value(self, games) -> np.ndarray:
-        """The stake after a raise in ``games`` (CUBE-1 ×2, CUBE-D ×2 or +1)."""
-        return next_stake(self.value[games], self.progression)
+    def fresh(self, n: int) -> Stakes:
+        """``n`` games at their start under this batch's rules (stake 1, centred)."""
+        return _blank(self.kind, self.progression, self.beaver, self.murphy_cap, n)
 
-    def may_double(self, games: np.ndarray, player: np.ndarray) -> np.ndarray:
-        """Whether ``player`` (on roll, before rolling) may double / offer in each of ``games``
-        (:meth:`CubeViews.may_raise`)."""
-        return self.views(games, player).may_raise()
+    @classmethod
+    def from_dicts(cls, cubes, v: Variant) -> Stakes:
+        """The stakes of cube dicts (the protocol's JSON ``cube`` objects, seen by the player
+        deciding, missing keys defaulted: value 1, centred, the variant's next stake, not
+        turned, not on roll) under ``v``'s rules; a :class:`Stakes` is returned as it is."""
+        if isinstance(cubes, Stakes):
+            return cubes
+        prog = progression(v)
+        value = np.array([int(c.get("value", 1)) for c in cubes], np.int64)
+        access = np.array([CUBE_ACCESS[c.get("owner", "centre")] for c in cubes], np.int64)
+        out = _blank(v.stakes if v.stakes in ("cube", "dave") else "cube", prog, bool(v.beaver),
+                     int(v.murphy_cap), len(value))
+        return replace(out, value=value, owner=np.where(access == 0, CENTRE, np.where(access > 0, 0, 1)),
+                       next=np.array([int(c.get("next", next_stake(int(c.get("value", 1)), prog)))
+                                      for c in cubes], np.int64),
+                       turned=np.array([bool(c.get("turned", False)) for c in cubes], bool),
+                       on_roll=np.array([bool(c.get("on_roll", False)) for c in cubes], bool))
 
-    def views(self, games: np.ndarray, viewer: np.ndarray, on_roll: bool = False) -> CubeViews:
-        """The stakes of ``games`` as the deciding ``viewer`` (one player per game) sees them:
-        the ``cubes`` argument of agents' ``double`` / ``take`` / ``beaver`` calls.  ``on_roll``:
-        the viewer is on roll (a doubler answering a beaver, BG-B)."""
-        games = np.asarray(games, np.int64)
-        o = self.owner[games]
-        access = np.where(o == CENTRE, 0, np.where(o == np.asarray(viewer), 1, -1))
-        return CubeViews(self.kind, self.value[games].copy(), access.astype(np.int64),
-                         np.asarray(self.next_value(games), np.int64), self.turned[games].copy(),
-                         np.full(len(games), bool(on_roll)))
+    @classmethod
+    def concat(cls, parts: list[Stakes]) -> Stakes:
+        """One batch of the rows of ``parts`` (stakes under the same rules), in order."""
+        first = parts[0]
+        return replace(first, **{k: np.concatenate([getattr(p, k) for p in parts]) for k in cls.ROWS})
 
+    @property
+    def rule(self) -> str:
+        """The rule id of this kind of stakes: ``CUBE-1`` or ``CUBE-D``."""
+        return "CUBE-1" if self.kind == "cube" else "CUBE-D"
 
-@dataclass(frozen=True)
-class CubeViews:
-    """The stake of a batch of cube decisions, each seen by the player deciding: arrays of one
-    row per position (a view of :class:`Stakes`, or read from the protocol's JSON ``cube``).
-
-    ``value`` the stake; ``access`` +1 the decider holds the cube (may raise next), -1 the
-    opponent does, 0 centred (:data:`~nardy_ai.board.CUBE_ACCESS`); ``next`` the stake after a
-    raise; ``turned`` a raise was ever taken (BG-J); ``on_roll`` the decider is on roll (a
-    doubler answering a beaver).  Agents that want one dict per position iterate over it (or
-    index it): ``{"value", "owner", "next", "turned", "stakes"}`` (plus ``"on_roll": True``),
-    the protocol's JSON form.
-    """
-    kind: str
-    value: np.ndarray
-    access: np.ndarray
-    next: np.ndarray
-    turned: np.ndarray
-    on_roll: np.ndarray
+    @property
+    def access(self) -> np.ndarray:
+        """``(N,)`` int64: +1 the viewer holds the cube (may raise next), -1 the opponent does,
+        0 centred."""
+        return np.where(self.owner == CENTRE, 0, np.where(self.owner == self.viewer, 1, -1)).astype(np.int64)
 
     def __len__(self) -> int:
         return len(self.value)
@@ -248,43 +194,141 @@ class CubeViews:
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
+    def select(self, rows) -> Stakes:
+        """The stakes of some of the rows (an index array or a mask), as a new batch."""
+        return replace(self, **{k: getattr(self, k)[rows] for k in self.ROWS})
+
+    def put(self, rows, new: Stakes) -> Stakes:
+        """This batch with ``rows`` replaced by the rows of ``new`` (``len(rows)`` of them)."""
+        out = {}
+        for k in self.ROWS:
+            a = getattr(self, k).copy()
+            a[rows] = getattr(new, k)
+            out[k] = a
+        return replace(self, **out)
+
+    def views(self, games, viewer, on_roll=False) -> Stakes:
+        """The stakes of ``games`` as the deciding ``viewer`` (a player per game, or one for all)
+        sees them: the ``cubes`` argument of agents' ``double`` / ``take`` / ``beaver`` calls.
+        ``on_roll``: the viewer is on roll (a doubler answering a beaver, BG-B)."""
+        s = self.select(np.asarray(games, np.int64))
+        n = len(s)
+        return replace(s, viewer=np.broadcast_to(np.asarray(viewer, np.int64), (n,)).copy(),
+                       on_roll=np.broadcast_to(np.asarray(on_roll, bool), (n,)).copy())
+
     def may_raise(self) -> np.ndarray:
-        """Whether the decider may double / offer now (CUBE-1, CUBE-D: the cube is centred or
-        theirs; the stake is below :data:`MAX_STAKE`)."""
-        return (self.access >= 0) & (self.value < MAX_STAKE)
+        """Whether the viewer may double / offer now (:func:`may_double`)."""
+        return may_double(self, self.viewer)
 
-    def select(self, rows) -> CubeViews:
-        """The views of some of the positions (an index or mask)."""
-        return CubeViews(self.kind, self.value[rows], self.access[rows], self.next[rows],
-                         self.turned[rows], self.on_roll[rows])
-
-    def opponent(self) -> CubeViews:
+    def opponent(self) -> Stakes:
         """The same stakes seen by the other player (who answers the raise; not on roll)."""
-        return replace(self, access=-self.access, on_roll=np.zeros(len(self), bool))
+        return replace(self, viewer=1 - self.viewer, on_roll=np.zeros(len(self), bool))
 
-    def raised(self, progression: str, access: int = 1) -> CubeViews:
-        """The stakes after a raise was taken, seen by the player now on roll (not the one
-        answering a beaver): the stake is ``next``, ``access`` +1 that player holds the cube
-        (it took the raise), -1 the other does; its next stake follows ``progression``."""
+    def raised(self, access: int = 1) -> Stakes:
+        """The stakes after a raise was taken, as the player then on roll sees them (not one
+        answering a beaver): the stake is ``next``, ``access`` +1 that player holds the cube (it
+        took the raise), -1 the other does; the next stake follows the progression."""
         n = len(self)
-        return CubeViews(self.kind, self.next.copy(), np.full(n, access, np.int64),
-                         np.asarray(next_stake(self.next, progression), np.int64), np.ones(n, bool),
-                         np.zeros(n, bool))
+        owner = self.viewer if access > 0 else 1 - self.viewer
+        return replace(self, value=self.next.copy(), next=np.asarray(next_stake(self.next, self.progression), np.int64),
+                       owner=owner.copy(), turned=np.ones(n, bool), offer=np.full(n, NOBODY, np.int64),
+                       beavered=np.zeros(n, bool), winner=np.full(n, NOBODY, np.int64),
+                       on_roll=np.zeros(n, bool))
 
-    @classmethod
-    def from_dicts(cls, cubes, v: Variant) -> CubeViews:
-        """Views of cube dicts (the protocol's JSON ``cube`` objects, missing keys defaulted:
-        value 1, centred, the variant's next stake, not turned, not on roll); a
-        :class:`CubeViews` is returned as it is."""
-        if isinstance(cubes, CubeViews):
-            return cubes
-        prog = progression(v)
-        value = np.array([int(c.get("value", 1)) for c in cubes], np.int64)
-        nxt = np.array([int(c.get("next", next_stake(int(c.get("value", 1)), prog))) for c in cubes], np.int64)
-        return cls(v.stakes if v.stakes in ("cube", "dave") else "cube", value,
-                   np.array([CUBE_ACCESS[c.get("owner", "centre")] for c in cubes], np.int64), nxt,
-                   np.array([bool(c.get("turned", False)) for c in cubes], bool),
-                   np.array([bool(c.get("on_roll", False)) for c in cubes], bool))
+    def _set(self, rows: np.ndarray, **values) -> Stakes:
+        """This batch with ``values`` (name -> array of ``len(rows)``) written into ``rows``."""
+        out = {}
+        for k, x in values.items():
+            a = getattr(self, k).copy()
+            a[rows] = x
+            out[k] = a
+        return replace(self, **out)
+
+
+def _blank(kind: str, prog: str, beaver: bool, murphy_cap: int, n: int) -> Stakes:
+    none = np.full(n, NOBODY, np.int64)
+    return Stakes(kind, prog, beaver, murphy_cap, np.ones(n, np.int64), np.full(n, CENTRE, np.int64),
+                  np.asarray(next_stake(np.ones(n, np.int64), prog), np.int64), np.zeros(n, bool),
+                  none, np.zeros(n, bool), np.zeros(n, np.int64), none.copy(), np.zeros(n, np.int64),
+                  np.zeros(n, bool))
+
+
+def _rows(s: Stakes, games) -> np.ndarray:
+    return np.arange(len(s)) if games is None else np.atleast_1d(np.asarray(games, np.int64))
+
+
+def may_double(s: Stakes, player, games=None) -> np.ndarray:
+    """Whether ``player`` (one per game, or one for all; on roll, before rolling) may double /
+    offer now in each of ``games`` (default: every row): no pass ended the game, no raise
+    awaits an answer, the cube is centred or theirs (CUBE-1; CUBE-D: the right alternates) and
+    the stake is below :data:`MAX_STAKE`.  ``(len(games),)`` bool."""
+    g = _rows(s, games)
+    owner = s.owner[g]
+    return ((s.winner[g] == NOBODY) & (s.offer[g] == NOBODY) & ((owner == CENTRE) | (owner == np.asarray(player)))
+            & (s.value[g] < MAX_STAKE))
+
+
+def _refuse(s: Stakes, g: np.ndarray, bad: np.ndarray, message) -> None:
+    """Raise :class:`IllegalCubeAction` for the first game of ``g`` where ``bad``: ``message(j)``
+    (``j`` its position in ``g``) names the rule."""
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise IllegalCubeAction(message(j) + (f" (game {int(g[j])})" if len(s) > 1 else ""))
+
+
+def apply(s: Stakes, player, action: str, games=None) -> Stakes:
+    """The stakes after ``player`` (one per game, or one for all) does ``action`` (one of
+    :data:`ACTIONS`) in each of ``games`` (default: every row).  ``double`` offers a raise;
+    ``take`` raises the stake to ``next`` and gives the taker the cube (CUBE-1; CUBE-D: only the
+    other player may offer next), or after a beaver the beaverer keeps it (BG-B); ``pass`` ends
+    the game, the raiser winning the current stake (``winner``); ``beaver`` takes and raises
+    again at once, keeping the cube (BG-B); ``auto`` is an automatic double (BG-M; ``player``
+    ignored).  An action illegal in any of the games raises :class:`IllegalCubeAction` naming
+    the rule, and no game changes."""
+    g = _rows(s, games)
+    p = np.broadcast_to(np.asarray(player, np.int64), g.shape)
+    if action not in ACTIONS:
+        raise IllegalCubeAction(f"{s.rule}: unknown cube action {action!r}; known: {', '.join(ACTIONS)}")
+    if not len(g):
+        return s
+    value, owner, offer, winner = s.value[g], s.owner[g], s.offer[g], s.winner[g]
+    _refuse(s, g, winner != NOBODY, lambda j: f"{s.rule}: the game is over (player {winner[j]} won by a pass)")
+    if action == "auto":
+        autos = s.autos[g]
+        _refuse(s, g, (s.kind != "cube") | (autos >= s.murphy_cap) | (offer != NOBODY) | s.turned[g],
+                lambda j: f"BG-M: no automatic double here (stakes {s.kind}, {autos[j]} of {s.murphy_cap} done)")
+        return s._set(g, value=value * 2, next=next_stake(value * 2, s.progression), autos=autos + 1)
+    if action == "double":
+        _refuse(s, g, offer != NOBODY, lambda j: f"{s.rule}: player {offer[j]}'s raise awaits an answer")
+        why = ("the opponent owns the cube" if s.kind == "cube"
+               else "after a raise only the other player may offer next")
+        _refuse(s, g, (owner != CENTRE) & (owner != p), lambda j: f"{s.rule}: player {p[j]} may not double: {why}")
+        _refuse(s, g, value >= MAX_STAKE,
+                lambda j: f"{s.rule}: no raise from stake {value[j]} (the limit is {MAX_STAKE})")
+        return s._set(g, offer=p)
+    _refuse(s, g, (offer == NOBODY) | (offer == p), lambda j: f"{s.rule}: player {p[j]} has no raise to answer")
+    if action == "pass":
+        return s._set(g, offer=NOBODY, winner=offer)
+    raised = s.next[g]
+    after = np.asarray(next_stake(raised, s.progression), np.int64)
+    if action == "take":
+        # BG-B: after a beaver the beaverer keeps the cube; otherwise the taker owns it.
+        return s._set(g, value=raised, next=after, owner=np.where(s.beavered[g], offer, p), offer=NOBODY,
+                      beavered=False, turned=True)
+    beavered = s.beavered[g]
+    _refuse(s, g, np.full(len(g), s.kind != "cube" or not s.beaver) | beavered, lambda j: (
+        "BG-B: no beaver " + ("with dave (CUBE-D)" if s.kind != "cube" else "here (the option is off)" if not s.beaver
+                              else "here (a beaver is answered by take or pass)")))
+    return s._set(g, value=raised, next=after, owner=p, offer=p, beavered=True, turned=True)
+
+
+def game_points(s: Stakes, levels, v: Variant, games=None) -> np.ndarray:
+    """Points ``(len(games),)`` int64 won by bearing off at result ``levels`` in ``games``
+    (default: every row): BG-J (a single game while the cube was never turned, automatic
+    doubles included), LN-8 (dave: win = stake), else the level's points times the stake
+    (:func:`nardy_ai.scoring.stake_points`)."""
+    g = _rows(s, games)
+    return stake_points(np.broadcast_to(np.asarray(levels, np.int64), g.shape), s.value[g], s.turned[g], v)
 
 
 # --- decisions --------------------------------------------------------------------------------
@@ -365,9 +409,9 @@ def janowski_equity(p, W, L, x, access, r=2.0):
 
 
 def raise_ratio(cubes, v: Variant) -> np.ndarray:
-    """``r`` per position: the stake after the raise over the stake now (a :class:`CubeViews`
+    """``r`` per position: the stake after the raise over the stake now (a :class:`Stakes`
     or cube dicts)."""
-    c = CubeViews.from_dicts(cubes, v)
+    c = Stakes.from_dicts(cubes, v)
     return c.next.astype(float) / c.value.astype(float)
 
 

@@ -25,13 +25,13 @@ Everything runs in one lockstep batch per chunk of positions: a call of the game
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import core, driver
 from .agents.base import Agent
-from .cube import CENTRE, CubeViews, Stakes, progression
+from .cube import CENTRE, Stakes
 from .cubeful import node_values
 from .driver import CubeStage, StratifiedDice
 from .variants import Variant
@@ -54,19 +54,19 @@ class CubefulRollout:
         return np.ones_like(self.no_double)
 
 
-def _start(boards: np.ndarray, cubes: CubeViews, v: Variant, games: int) -> core.Games:
+def _start(boards: np.ndarray, cubes: Stakes, v: Variant, games: int) -> core.Games:
     """The batch: row ``(p * 2 + b) * games + c`` is game ``c`` of branch ``b`` (0 ND, 1 DT) of
-    position ``p``; player 0 is the root, on roll."""
+    position ``p``; player 0 is the root, on roll, with the stake ``cubes`` gives it (its view),
+    raised in the DT branch to ``next`` and held by player 1, who took."""
     P = len(boards)
     n = P * 2 * games
     pos = np.repeat(np.arange(P), 2 * games)
-    branch = np.tile(np.repeat([0, 1], games), P)
-    value, access, nxt, turned = cubes.value[pos], cubes.access[pos], cubes.next[pos], cubes.turned[pos]
-    owner = np.where(access == 0, CENTRE, np.where(access > 0, 0, 1))
-    dt = branch == 1
-    stakes = Stakes(cubes.kind, progression(v),
-                    np.where(dt, nxt, value).astype(np.int64), np.where(dt, 1, owner).astype(np.int64),
-                    np.where(dt, True, turned))
+    dt = np.flatnonzero(np.tile(np.repeat([False, True], games), P))
+    root = cubes.select(pos)
+    access = root.access
+    stakes = replace(root.fresh(n), beaver=bool(v.beaver), value=root.value, next=root.next,
+                     turned=root.turned, owner=np.where(access == 0, CENTRE, np.where(access > 0, 0, 1)))
+    stakes = stakes.put(dt, stakes.select(dt).raised(access=-1))
     zeros = np.zeros(n, np.int64)
     g = core.Games(v, np.asarray(boards, np.int8)[pos], zeros.copy(), zeros.copy(),
                    np.full(n, 10, np.int64), np.zeros(n, bool), zeros.copy(), zeros.copy(), zeros.copy(),
@@ -74,12 +74,12 @@ def _start(boards: np.ndarray, cubes: CubeViews, v: Variant, games: int) -> core
     return g
 
 
-def cubeful_rollout(boards, cubes: CubeViews, variant: Variant, agent: Agent, games: int = 144,
+def cubeful_rollout(boards, cubes: Stakes, variant: Variant, agent: Agent, games: int = 144,
                     truncate: int | None = 10, seed: int = 0, chunk: int = 32,
                     max_plies: int = 5000) -> CubefulRollout:
     """Roll out positions ``boards`` ``(N, 28)`` (the root player on roll) with stakes
     ``cubes`` (the root's view) under ``variant`` (with its stakes: cube or dave), ``agent``
-    (needs ``evaluation`` for the truncation: a neural agent) playing both sides and deciding
+    (needs ``evaluator`` for the truncation: a neural agent) playing both sides and deciding
     the cube; see the module docstring."""
     boards = np.asarray(boards, np.int8)
     v = variant
@@ -112,6 +112,6 @@ def _play_chunk(boards, cubes, v, agent, games, truncate, seed, rng, max_plies) 
     live = state.running()
     if len(live):                                     # truncated: the cubeful value of the player on roll
         views = state.stakes.views(live, state.turn[live])
-        value = node_values(state.board[live], views, agent.evaluation, 0, v)[2]
+        value = node_values(state.board[live], views, agent.evaluator, 0, v)[2]
         points[live] = np.where(state.turn[live] == 0, value, -value)
     return points

@@ -41,10 +41,12 @@ from __future__ import annotations
 import numpy as np
 
 from .board import CHECKERS, OFF, flip
-from .cube import CubeViews, cube_life, janowski_equity, next_stake, progression, win_values
+from .cube import Stakes, cube_life, janowski_equity, next_stake, progression, win_values
 from .movegen import generate, segment_argmax, segment_ids
 from .scoring import result_levels, stake_points
-from .search import MAX_PLIES, MAX_POSITIONS, ROLLS, ROLL_WEIGHTS, Evaluation, _check_plies
+from .evaluator import Evaluator
+from .model import flip_outcomes, n_outputs
+from .search import MAX_PLIES, MAX_POSITIONS, ROLLS, ROLL_WEIGHTS, _check_plies
 from .variants import Variant
 
 
@@ -58,7 +60,7 @@ def outcome_values(probs: np.ndarray, v: Variant, net_variant: Variant | None = 
     return p, W, L
 
 
-def leaf_values(probs: np.ndarray, x: np.ndarray, s: CubeViews, v: Variant, net_variant: Variant | None = None):
+def leaf_values(probs: np.ndarray, x: np.ndarray, s: Stakes, v: Variant, net_variant: Variant | None = None):
     """0-ply ``(nd, dt, best)`` in points for the player on roll with outcome probabilities
     ``probs`` ``(N, K)`` (its own side, ``net_variant``'s layout) and cube life ``x`` in a game
     of ``v``; ``dt`` is NaN where the player may not raise."""
@@ -73,20 +75,20 @@ def leaf_values(probs: np.ndarray, x: np.ndarray, s: CubeViews, v: Variant, net_
     return nd, dt, _best(nd, dt, s)
 
 
-def _best(nd: np.ndarray, dt: np.ndarray, s: CubeViews) -> np.ndarray:
+def _best(nd: np.ndarray, dt: np.ndarray, s: Stakes) -> np.ndarray:
     """A node's worth: ``max(ND, min(DT, DP))`` where the player may raise (DP: the stake),
     else ND."""
     value = s.value.astype(float)
     return np.where(s.may_raise(), np.maximum(nd, np.minimum(np.nan_to_num(dt, nan=-np.inf), value)), nd)
 
 
-def _on_roll_probs(boards: np.ndarray, ev: Evaluation) -> np.ndarray:
+def _on_roll_probs(boards: np.ndarray, ev: Evaluator) -> np.ndarray:
     """Outcome probabilities ``(N, K)`` of positions for the player on roll (0 ply)."""
     v = ev.variant
-    return ev.flip(ev.values(flip(boards, v)))
+    return flip_outcomes(ev.probabilities(flip(boards, v)), v)
 
 
-def node_values(boards: np.ndarray, s: CubeViews, ev: Evaluation, plies: int, v: Variant | None = None):
+def node_values(boards: np.ndarray, s: Stakes, ev: Evaluator, plies: int, v: Variant | None = None):
     """``(nd, dt, best)`` points ``(N,)`` of positions ``boards`` (the player on roll's view,
     nobody finished) with stakes ``s`` at ``plies`` (module docstring); ``dt`` NaN where the
     player may not raise.  ``v`` is the game's variant with its stakes and options (dave: W = L
@@ -104,18 +106,17 @@ def node_values(boards: np.ndarray, s: CubeViews, ev: Evaluation, plies: int, v:
     return nd, dt, _best(nd, dt, s)
 
 
-def _lookahead(boards: np.ndarray, s: CubeViews, ev: Evaluation, plies: int, v: Variant):
+def _lookahead(boards: np.ndarray, s: Stakes, ev: Evaluator, plies: int, v: Variant):
     """ND and DT points of nodes at ``plies >= 1`` (one chunk of positions)."""
-    prog = progression(v)
     m = len(boards)
     after = generate(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (m, 1)), v)
     node = segment_ids(after.offsets) // len(ROLLS)          # the node of each afterstate
     done = after.boards[:, OFF] == CHECKERS
     live = np.flatnonzero(~done)
     children = flip(after.boards[live], v)                  # the opponent on roll
-    probs = np.empty((len(live), ev.size))
+    probs = np.empty((len(live), n_outputs(ev.variant)))
     if len(live):
-        probs = ev.flip(ev.values(after.boards[live]))
+        probs = flip_outcomes(ev.probabilities(after.boards[live]), ev.variant)
     x = cube_life(children, v)
     levels = result_levels(after.boards[done], v) if done.any() else np.zeros(0, np.int64)
     may = s.may_raise()
@@ -129,7 +130,7 @@ def _lookahead(boards: np.ndarray, s: CubeViews, ev: Evaluation, plies: int, v: 
             if not may.any():
                 out.append(np.full(m, np.nan))
                 continue
-            child = s.raised(prog)
+            child = s.raised()
             win_value, win_turned = s.next, np.ones(m, bool)
         mine = np.empty(len(after.boards))
         if done.any():
@@ -157,7 +158,7 @@ def _per_stake(points: np.ndarray, value: np.ndarray) -> np.ndarray:
     return points / value.astype(float)
 
 
-def double_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: int = 0,
+def double_equities(boards: np.ndarray, cubes: Stakes, ev: Evaluator, plies: int = 0,
                     v: Variant | None = None):
     """The doubling decision of the players on roll of ``boards`` ``(N, 28)`` (their view)
     with stakes ``cubes`` (their view) at ``plies``: ``(decisions (N,) bool, equities)``, each
@@ -181,7 +182,7 @@ def double_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies:
     return decisions, eq
 
 
-def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: int = 0,
+def take_equities(boards: np.ndarray, cubes: Stakes, ev: Evaluator, plies: int = 0,
                   v: Variant | None = None):
     """The answer to a raise of the players of ``boards`` ``(N, 28)`` (their view) offered
     ``cubes`` (their view, before the raise): the equity after the take in units of the
@@ -190,7 +191,6 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
     the beaverer keeps the cube).  Takes when ``take >= -1``.  ``v``: the game's variant."""
     plies = _check_plies(plies)
     v = v or ev.variant
-    prog = progression(v)
     boards = np.asarray(boards, np.int8)
     take = np.empty(len(boards))
     p = np.empty(len(boards))
@@ -201,7 +201,7 @@ def take_equities(boards: np.ndarray, cubes: CubeViews, ev: Evaluation, plies: i
         sub = cubes.select(rows)
         # The player on roll after the take holds no cube: the doubler (the taker holds it),
         # or, answering a beaver, the decider itself (the beaverer keeps the cube).
-        stake = sub.raised(prog, access=-1)
+        stake = sub.raised(access=-1)
         pos, sign = (boards[rows], 1.0) if on_roll else (flip(boards[rows], v), -1.0)
         take[rows] = sign * node_values(pos, stake, ev, plies, v)[2] / sub.value
         q = _on_roll_probs(pos, ev)[:, 0]

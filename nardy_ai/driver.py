@@ -240,10 +240,10 @@ def ask_cube(agent, op: str, boards: np.ndarray, cubes, v, default: bool) -> tup
 def cube_stage(games: core.Games, idx: np.ndarray, agents: Sequence, history: list[list] | None = None,
                ply: np.ndarray | int | None = None) -> core.Games:
     """Before the roll: offers, takes, beavers and passes in the running games ``idx``, one
-    question per seat and kind to ``agents`` (white's, black's), the core's pure stakes steps
-    applying the answers.  The taker sees the position from its own side.  With ``history``,
-    appends ``[ply, player, action, stake after it]`` to ``history[g]`` (``ply``: the games'
-    own plies when None)."""
+    question per seat and kind to ``agents`` (white's, black's), the core's checked stakes step
+    (:func:`nardy_ai.core.cube_action`) applying the answers.  The taker sees the position
+    from its own side.  With ``history``, appends ``[ply, player, action, stake after it]`` to
+    ``history[g]`` (``ply``: the games' own plies when None)."""
     v = games.variant
     log = history is not None
     at = games.plies if ply is None else np.broadcast_to(np.asarray(ply), (games.n,))
@@ -253,42 +253,43 @@ def cube_stage(games: core.Games, idx: np.ndarray, agents: Sequence, history: li
         g = idx[can & (mover == seat)]
         if not len(g):
             continue
-        st = games.stakes
-        doubled = g[ask_cube(agents[seat], "double", games.board[g], st.views(g, np.full(len(g), seat)), v, False)[0]]
+        st = games.stakes                       # the stakes before the raise: what both see
+        doubled = g[ask_cube(agents[seat], "double", games.board[g], st.views(g, seat), v, False)[0]]
         if not len(doubled):
             continue
         took = ask_cube(agents[1 - seat], "take", flip(games.board[doubled], v),
-                        st.views(doubled, np.full(len(doubled), 1 - seat)), v, True)[0]
+                        st.views(doubled, 1 - seat), v, True)[0]
+        games = core.cube_action(games, doubled, seat, "double")
         gone = doubled[~took]
         if log:
             for g_ in doubled.tolist():
                 history[g_].append([int(at[g_]), seat, "double", int(st.value[g_])])
             for g_ in gone.tolist():
                 history[g_].append([int(at[g_]), 1 - seat, "pass", int(st.value[g_])])
-        games = core.refuse(games, gone, seat)
+        games = core.cube_action(games, gone, 1 - seat, "pass")
         kept = doubled[took]
         bv_mask = np.zeros(len(kept), bool)
         if v.beaver and v.stakes == "cube" and len(kept):
             bv_mask = ask_cube(agents[1 - seat], "beaver", flip(games.board[kept], v),
-                               st.views(kept, np.full(len(kept), 1 - seat)), v, False)[0]
+                               st.views(kept, 1 - seat), v, False)[0]
         plain = kept[~bv_mask]
-        games = core.take(games, plain, 1 - seat)
+        games = core.cube_action(games, plain, 1 - seat, "take")
         if log:
             for g_ in plain.tolist():
                 history[g_].append([int(at[g_]), 1 - seat, "take", int(games.stakes.value[g_])])
         bv = kept[bv_mask]
         if len(bv):                             # BG-B: take and redouble, keeping the cube
-            games = core.beaver(games, bv, 1 - seat)
+            games = core.cube_action(games, bv, 1 - seat, "beaver")
             if log:
                 for g_ in bv.tolist():
                     history[g_].append([int(at[g_]), 1 - seat, "beaver", int(games.stakes.value[g_])])
-            cubes = games.stakes.views(bv, np.full(len(bv), seat), on_roll=True)   # the doubler, on roll
+            cubes = games.stakes.views(bv, seat, on_roll=True)   # the doubler, on roll
             again = ask_cube(agents[seat], "take", games.board[bv], cubes, v, True)[0]
             if log:
                 for g_ in bv[~again].tolist():
                     history[g_].append([int(at[g_]), seat, "pass", int(games.stakes.value[g_])])
-            games = core.refuse(games, bv[~again], 1 - seat)
-            games = core.take_beaver(games, bv[again])
+            games = core.cube_action(games, bv[~again], seat, "pass")
+            games = core.cube_action(games, bv[again], seat, "take")
             if log:
                 for g_ in bv[again].tolist():
                     history[g_].append([int(at[g_]), seat, "take", int(games.stakes.value[g_])])

@@ -34,7 +34,7 @@ import numpy as np
 from .agents.base import Agent
 from .board import OFF, parse_json
 from . import core, driver
-from .cube import CubeState, Stakes, apply as cube_apply, new_state, stakes_name
+from .cube import NOBODY, Stakes, apply as cube_apply, stakes_name
 from .driver import GameTooLong
 from .errors import FormatError, IllegalPlay, UnknownVariant
 from .scoring import result_levels, result_points  # noqa: F401  (their home before the core)
@@ -319,51 +319,44 @@ class _Recorded:
         self.hist[rec.idx[won], rec.ply + 1] = new[won]
 
 
-def _cube_actions_by_ply(recs: Sequence[GameRecord]) -> dict[int, list[tuple[int, int, str, str | None]]]:
-    """Every recorded cube action as ``ply -> [(record index, player, action, the action
-    before it in that game)]``, in the records' order."""
+def _cube_actions_by_ply(recs: Sequence[GameRecord]) -> dict[int, list[tuple[int, int, str]]]:
+    """Every recorded cube action as ``ply -> [(record index, player, action)]``, in the
+    records' order."""
     out: dict[int, list] = {}
     for j, r in enumerate(recs):
-        before = None
         for at, player, action, _ in r.cube:
-            out.setdefault(at, []).append((j, player, action, before))
-            before = action
+            out.setdefault(at, []).append((j, player, action))
     return out
 
 
 def _replay_cube_actions(games: core.Games, actions) -> core.Games:
-    """Recorded cube actions applied to the core's stakes (BG-M automatic doubles, takes,
-    beavers and passes; an offer itself changes no stake; a take right after a beaver is the
-    doubler accepting it, BG-B)."""
-    for j, player, action, before in actions:
-        g = np.array([j])
-        if action == "auto":
-            value = games.stakes.value.copy()
-            value[j] *= 2
-            games = replace(games, stakes=replace(games.stakes, value=value))
-        elif action == "take" and before == "beaver":
-            games = core.take_beaver(games, g)
-        elif action == "take":
-            games = core.take(games, g, player)
-        elif action == "beaver":
-            games = core.beaver(games, g, player)
-        elif action == "pass":
-            games = core.refuse(games, g, 1 - player)
+    """Recorded cube actions applied to the core's stakes, in order, by the core's checked
+    stakes step (:func:`nardy_ai.core.cube_action`: BG-M automatic doubles, offers, takes,
+    beavers and passes)."""
+    for j, player, action in actions:
+        games = core.cube_action(games, np.array([j]), player, action)
     return games
 
 
-def _replay_cube(r: GameRecord, v: Variant) -> CubeState:
-    """The final stake of a record's cube history, each action checked by :func:`nardy_ai.cube.apply`
-    (an illegal one raises :class:`~nardy_ai.errors.IllegalCubeAction`)."""
-    state = new_state(v)
-    for ply, player, action, value in r.cube:
-        state = cube_apply(state, player, action, v)
-        if action != "double" and state.value != value and state.winner is None:
+def _replay_cube(r: GameRecord, v: Variant) -> Stakes:
+    """The final stake of a record's cube history (a batch of one game), each action checked by
+    :func:`nardy_ai.cube.apply` (an illegal one raises :class:`~nardy_ai.errors.IllegalCubeAction`)."""
+    state = Stakes.start(v, 1)
+    for entry in r.cube:
+        if (not isinstance(entry, (list, tuple)) or len(entry) != 4
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in (entry[0], entry[1], entry[3]))
+                or entry[1] not in (NOBODY, 0, 1)):
+            raise FormatError(f"game {r.game}: cube entry {entry!r} is not [ply, player (-1, 0 or 1), "
+                              f"action, stake]")
+        ply, player, action, value = entry
+        state = cube_apply(state, player, action)
+        if action != "double" and state.value[0] != value and state.winner[0] == NOBODY:
             raise FormatError(f"game {r.game}, ply {ply}: stake {value} after {action}; the rules "
-                              f"give {state.value}")
-    if state.value != r.stake or state.offer is not None:
+                              f"give {state.value[0]}")
+    pending = state.offer[0] != NOBODY
+    if state.value[0] != r.stake or pending:
         raise FormatError(f"game {r.game}: recorded stake {r.stake}; its cube history gives "
-                          f"{state.value}" + (" with a raise unanswered" if state.offer is not None else ""))
+                          f"{state.value[0]}" + (" with a raise unanswered" if pending else ""))
     return state
 
 

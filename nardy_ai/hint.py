@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .board import flip
-from .cube import CubeViews
+from .cube import Stakes
 from .driver import ask_cube
 from .movegen import generate
 from .variants import Variant
@@ -25,7 +25,7 @@ def cube_hint(agent, board: np.ndarray, v: Variant, cube: dict | None) -> dict:
     """The agent's cube decision for the player on roll in ``board`` with ``cube``
     (``{"value", "owner"}``, default centred): ``action`` (one of :data:`ACTIONS`) and, when the
     agent gives them, its equities."""
-    views = CubeViews.from_dicts([cube or {"value": 1, "owner": "centre"}], v)
+    views = Stakes.from_dicts([cube or {"value": 1, "owner": "centre"}], v)
     if not views.may_raise()[0]:
         return {"action": "no double available", "reason": "the opponent holds the cube"}
     out: dict = {}

@@ -24,6 +24,7 @@ from torch import nn
 from .encoding import Encoder, get_encoder
 from .errors import NardyError
 from .files import atomic_file
+from .scoring import result_levels
 from .variants import Variant, get_variant, variant_options, with_options
 
 CHECKPOINT_FORMAT = 1
@@ -78,14 +79,22 @@ def outcome_targets(levels: np.ndarray, variant: str | Variant) -> np.ndarray:
     return out
 
 
+def terminal_outcomes(afterstates: np.ndarray, variant: str | Variant) -> np.ndarray:
+    """Exact outcome vectors ``(M, n_outputs)`` float32 of finished afterstates (the mover has
+    borne off every checker): the game's result at its level, never an evaluator's guess.
+    :func:`nardy_ai.evaluator.outcomes` applies it to every evaluator."""
+    return outcome_targets(result_levels(afterstates, variant), variant)
+
+
 #: Rows per forward pass of a net on the CPU (:meth:`NeuralEvaluator.probabilities`).
 CPU_ROWS = 2048
 
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU}
 
 
-class Evaluator(nn.Module):
-    """MLP evaluator: encoded afterstates ``(M, n_features)`` to outcome probabilities.
+class MLP(nn.Module):
+    """The network of a :class:`NeuralEvaluator`: encoded afterstates ``(M, n_features)`` to
+    outcome probabilities.
 
     ``hidden`` lists the hidden layer sizes, ``activation`` one of sigmoid, relu, tanh, elu.
     """
@@ -116,11 +125,12 @@ def default_device() -> torch.device:
 
 @dataclass
 class NeuralEvaluator:
-    """An evaluator bound to its variant and encoder: boards in, probabilities and equity out."""
+    """A net bound to its variant and encoder: an :class:`~nardy_ai.evaluator.Evaluator`
+    (afterstates in, outcome probabilities out) that can be trained and checkpointed."""
 
     variant: Variant
     encoder: Encoder
-    net: Evaluator
+    net: MLP
     hidden: tuple = (80,)
     activation: str = "sigmoid"
     device: torch.device = field(default_factory=default_device)
@@ -134,7 +144,7 @@ class NeuralEvaluator:
         if seed is not None:
             torch.manual_seed(seed)
         dev = torch.device(device) if device else default_device()
-        net = Evaluator(enc.n_features, n_outputs(v), tuple(hidden), activation).to(dev)
+        net = MLP(enc.n_features, n_outputs(v), tuple(hidden), activation).to(dev)
         return cls(v, enc, net, tuple(hidden), activation, dev)
 
     @torch.no_grad()
@@ -173,11 +183,11 @@ class NeuralEvaluator:
     @classmethod
     def from_state(cls, state: dict, variant=None, device=None):
         """Rebuild a single net from :meth:`state`, refusing another variant or encoder version.
-        Any evaluator's state (a net set's too): :func:`nardy_ai.netset.evaluator_from_state`."""
+        Any evaluator's state (a net set's too): :func:`nardy_ai.evaluator.evaluator_from_state`."""
         kind = state.get("kind") if isinstance(state, dict) else None
         if kind is not None:
             raise CheckpointError(f"kind: {kind!r} is not a single net (any evaluator: "
-                                  f"nardy_ai.netset.evaluator_from_state)")
+                                  f"nardy_ai.evaluator.evaluator_from_state)")
         try:
             vid = state["variant"]
             v = with_options(vid, **state.get("options", {}))
@@ -207,16 +217,18 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
         torch.save(dict(payload, format=CHECKPOINT_FORMAT), f)
 
 
-def load_checkpoint(path: str | os.PathLike) -> dict:
-    """Read a checkpoint with torch's safe (weights-only) loader; clear errors otherwise."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise CheckpointError(f"checkpoint {path} does not exist")
+def load_checkpoint(path, name: str | None = None) -> dict:
+    """Read a checkpoint (a path, or a binary file object named ``name`` in errors) with
+    torch's safe (weights-only) loader; clear errors otherwise."""
+    if isinstance(path, (str, os.PathLike)):
+        path = name = os.fspath(path)
+        if not os.path.exists(path):
+            raise CheckpointError(f"checkpoint {path} does not exist")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a damaged or foreign file
-        raise CheckpointError(f"cannot read checkpoint {path}: not a nardy_ai checkpoint or corrupt "
+        raise CheckpointError(f"cannot read checkpoint {name}: not a nardy_ai checkpoint or corrupt "
                               f"({type(e).__name__})") from None
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT or "evaluator" not in data:
-        raise CheckpointError(f"{path} is not a nardy_ai checkpoint (format {CHECKPOINT_FORMAT})")
+        raise CheckpointError(f"{name} is not a nardy_ai checkpoint (format {CHECKPOINT_FORMAT})")
     return data

@@ -2,7 +2,14 @@
 
 This is the hot path of the platform (self-play, search, tournaments), written as pure
 functions on NumPy arrays.  Python loops run only over die steps (at most four), never over
-positions or afterstates.
+positions or afterstates.  A batch of one position (the single environment, a hint) would pay
+a few hundred NumPy calls for a few dozen plays, so :func:`generate` plays it out in plain
+Python over the same bit masks instead (:func:`_generate_one`), giving the same afterstates in
+the same order (the hash order below), with the same steps and notation; tests compare both
+paths and the slow reference (BG-HH variants keep the array path).  When numba is installed
+(extra ``fast``) and ``NARDY_NO_JIT`` is not set, batches of two or more positions go to the
+compiled generator of :mod:`nardy_ai.movegen_jit` instead, again with identical output
+(``tests/test_movegen_jit.py``).
 
 How it works
 ------------
@@ -297,6 +304,10 @@ class _Level:
     hit: np.ndarray
     own: np.ndarray        # (m,) uint32 bits of the points holding mover checkers
 
+    def step(self, j: int):
+        """Row ``j``'s checker step and its row in the previous level (for the notation)."""
+        return self.src[j], self.tgt[j], self.hit[j], self.back[j]
+
 
 def _expand(P, idx, hi, lo, variant: Variant, head_limit):
     """All partial plays of positions ``P[idx]`` (padded rows); ``hi``/``lo`` are the dice,
@@ -442,9 +453,9 @@ def _notation(levels, lev_idx, row_idx):
     for k, j in zip(lev_idx, row_idx):
         steps = []
         while k > 0:
-            lev = levels[k]
-            steps.append((int(lev.src[j]), int(lev.tgt[j]), bool(lev.hit[j])))
-            j = int(lev.back[j])
+            src, tgt, hit, j = levels[k].step(j)
+            steps.append((int(src), int(tgt), bool(hit)))
+            j = int(j)
             k -= 1
         plays.append(format_play(steps, levels[0].boards[j]))
     return plays
@@ -507,6 +518,217 @@ def format_play(steps, board) -> str:
     return " ".join(out)
 
 
+
+# --- one position: the same plays, in the same order, by plain Python over bit masks -------------
+
+#: Whether :func:`generate` takes the one-position path for a batch of one (False: the array
+#: path for every batch, as before that path existed; for benchmarks and tests).
+ONE_POSITION_PATH = True
+
+#: ``_BEAR_OFF`` and ``_UP_TO`` as Python ints (the one-position path works on Python ints).
+_BEAR_OFF_INT = [int(x) for x in _BEAR_OFF]
+_UP_TO_INT = [int(x) for x in _UP_TO]
+_M24_INT = (1 << 24) - 1
+_OUTSIDE_HOME_INT = int(_OUTSIDE_HOME)
+_HEAD_BIT = 1 << 23
+
+
+class _Trace:
+    """The checker steps of one position's partial plays at one level: ``steps[j]`` is
+    ``(source, target, hit, row in the previous level)`` of row ``j`` (what :func:`_notation`
+    reads, as from a :class:`_Level`); ``boards`` the position itself at level 0."""
+    __slots__ = ("boards", "steps")
+
+    def __init__(self, steps=None, boards=None):
+        self.steps, self.boards = steps, boards
+
+    def step(self, j: int):
+        return self.steps[j]
+
+
+def _rotate12_int(bits: int) -> int:
+    return ((bits >> 12) | (bits << 12)) & _M24_INT
+
+
+def _six_block_int(own: int, guard: int) -> bool:
+    held = _rotate12_int(own)
+    return (held & (held >> 1) & (held >> 2) & (held >> 3) & (held >> 4) & (held >> 5) & guard) != 0
+
+
+def _expand_one(base: bytearray, hi: int, lo: int, v: Variant, head_limit: int, guard: int):
+    """Every partial play of one position (``base``: 32 bytes, int8 values as uint8), level by
+    level in the order of :func:`_expand` (frontier rows in order, their sources ascending),
+    and the legal ones (:func:`_choose`).  Returns ``(best, boards, traces)``: the longest
+    legal level, the candidate boards of that level (bytes, None where a rule drops one, in
+    order) and the step traces of every level."""
+    short = not v.is_long
+    head_rule = v.head_rule
+    six = v.six_block_rule
+    own0 = 0
+    open0 = 0
+    for i in range(24):
+        x = base[i]
+        if 0 < x < 128:
+            own0 |= 1 << i
+        if x < 128 or (short and x == 255):
+            open0 |= 1 << i
+    double = hi == lo
+    start_head = base[23] if head_rule else 0
+    traces = [_Trace()]
+    # Frontier rows: (board, own bits, order flag (True: the smaller die first), last source);
+    # from level 1 on, frontier row r is row r of the previous level.
+    rows = [(base, own0, False, 24)]
+    if not double:
+        rows.append((base, own0, True, 24))
+    levels: list[list] = [[base]]                  # candidate boards per level
+    tags: list[int] = []                           # level 1: the die of the first step
+    owns: list[list[int]] = [[own0]]
+    start_legal_hi = 0
+    for k in range(4):
+        if not rows:
+            break
+        steps: list[tuple] = []
+        boards: list[bytearray] = []
+        own_out: list[int] = []
+        nxt: list[tuple] = []
+        go_on = k == 0 or (double and k < 3)       # the children are expanded further
+        need_own = go_on or six
+        for r, (F, own, order, last_src) in enumerate(rows):
+            d = lo if order ^ (k == 1) else hi
+            legal = own & ((open0 << d) & _M24_INT)
+            if (own & _OUTSIDE_HOME_INT) == 0 and (not short or F[24] == 0):
+                legal |= _BEAR_OFF_INT[(d << 6) | (own & 0x3F)]
+            if head_rule and head_limit - (start_head - F[23]) <= 0:
+                legal &= ~_HEAD_BIT
+            if short and F[24]:
+                legal = ((open0 >> (24 - d)) & 1) << 24
+            legal &= _UP_TO_INT[last_src]
+            if k == 0:
+                if r == 0:
+                    start_legal_hi = legal
+            elif k == 1 and order:
+                legal &= ~start_legal_hi
+            back = r if k else 0
+            while legal:
+                low = legal & -legal
+                legal ^= low
+                s = low.bit_length() - 1
+                t = s - d
+                if t < 0:
+                    t = 24 - d if (short and s == 24) else OFF
+                c = F[:]
+                c[s] -= 1
+                hit = False
+                if short:
+                    dest = c[t]
+                    if dest == 255:
+                        c[t] = 1
+                        c[OPP_BAR] += 1
+                        hit = True
+                    else:
+                        c[t] = dest + 1
+                else:
+                    c[t] += 1
+                if k == 0:
+                    tags.append(d)               # (bytes 28-31 stay zero: a board's key is all 32)
+                boards.append(c)
+                steps.append((s, t, hit, back))
+                if need_own:
+                    c_own = own
+                    if c[s] == 0:
+                        c_own &= ~low
+                    if t < 24:
+                        c_own |= 1 << t
+                    c_own &= _M24_INT
+                    own_out.append(c_own)
+                    if go_on:
+                        nxt.append((c, c_own, order, s if double or k else 24))
+        levels.append(boards)
+        owns.append(own_out)
+        traces.append(_Trace(steps))
+        rows = nxt
+    # _choose: LN-5 (on the final position), the longest level, COM-2 (the larger die).
+    valid = [None] * len(levels)
+    best = 0
+    for k in range(1, len(levels)):
+        if six:
+            valid[k] = [not _six_block_int(o, guard) for o in owns[k]]
+            if any(valid[k]):
+                best = k
+        elif levels[k]:
+            best = k
+    if best == 0:
+        return 0, [bytes(base)], traces
+    keep = valid[best]
+    if best == 1 and not double:
+        ok1 = keep if keep is not None else [True] * len(levels[1])
+        if any(o and t == hi for o, t in zip(ok1, tags)):
+            keep = [o and t == hi for o, t in zip(ok1, tags)]
+    cands = levels[best]
+    if keep is None:
+        return best, cands, traces
+    return best, [c if ok else None for c, ok in zip(cands, keep)], traces
+
+
+def _generate_one(boards: np.ndarray, dice: np.ndarray, v: Variant) -> Afterstates | None:
+    """:func:`generate` for one position (``boards`` ``(1, 28)``) without its per-call array
+    overhead: the same afterstates in the same order, the same steps and notation.  None when
+    two different afterstates share a hash key (then the batched path decides, exactly)."""
+    b = boards[0]
+    d0, d1 = int(dice[0, 0]), int(dice[0, 1])
+    hi, lo = (d0, d1) if d0 >= d1 else (d1, d0)
+    base = bytearray(_W)
+    base[:BOARD_SIZE] = b.tobytes()
+    guard = 0
+    if v.six_block_rule:
+        opp = 0
+        for i in range(24):
+            if base[i] >= 128:
+                opp |= 1 << i
+        if base[OPP_OFF] == 0:
+            r = _rotate12_int(opp)
+            lowest = (r & -r).bit_length() - 1 if r else 24
+            guard = (2 << lowest) - 1
+    best, cands, traces = _expand_one(base, hi, lo, v, 1, guard)
+    if v.head_rule and base[23] == 15 and hi == lo:
+        best2, cands2, traces2 = _expand_one(base, hi, lo, v, 2, guard)
+        if best2 > best:           # LN-4: the second head checker plays more of the roll
+            best, cands, traces = best2, cands2, traces2
+    first: dict[bytes, tuple[int, int]] = {}
+    m = 0
+    for j, c in enumerate(cands):
+        if c is None:
+            continue
+        key = bytes(c)
+        if key not in first:
+            first[key] = (m, j)
+        m += 1
+    # _dedupe's order: by a hash of the board (then the candidate's index), for one position.
+    keys = list(first)
+    ranks = list(first.values())
+    words = np.frombuffer(b"".join(keys), "<u8").reshape(-1, 4)
+    h = words[:, 0] * _HASH_K[0]
+    h += words[:, 1] * _HASH_K[1]
+    h += words[:, 2] * _HASH_K[2]
+    h += words[:, 3] * _HASH_K[3]
+    h ^= h >> np.uint64(29)
+    h *= _HASH_K[0]
+    h ^= h >> np.uint64(32)
+    idx_bits = max(1, (m - 1).bit_length())
+    top = (h >> np.uint64(1 + idx_bits)).tolist()  # the hash's top 63 - idx_bits bits (one position)
+    order = [i for _, _, i in sorted(zip(top, [r[0] for r in ranks], range(len(keys))))]
+    for i in range(1, len(order)):
+        if top[order[i]] == top[order[i - 1]]:
+            return None
+    n_out = len(order)
+    rows = np.frombuffer(bytearray(b"".join([keys[i][:BOARD_SIZE] for i in order])), np.int8).reshape(n_out,
+                                                                                                   BOARD_SIZE)
+    traces[0].boards = boards
+    code = np.array([ranks[i][1] for i in order], np.int64) + (best << 32)
+    return Afterstates(rows, np.zeros(n_out, np.int64), np.array([0, n_out], np.int64),
+                       np.full(n_out, best, np.int64), None, (traces, code), boards, dice)
+
+
 def generate(boards, dice, variant: str | Variant, notation: bool = False) -> Afterstates:
     """Every distinct legal afterstate of each position with its roll.
 
@@ -518,6 +740,56 @@ def generate(boards, dice, variant: str | Variant, notation: bool = False) -> Af
     notation
         Also return the play notation of each afterstate (slower: a Python loop).
     """
+    v = get_variant(variant)
+    boards = np.asarray(boards, dtype=np.int8)
+    dice = np.asarray(dice)
+    out = None
+    if len(boards) == 1 and ONE_POSITION_PATH and not v.no_hit_and_hide:
+        out = _generate_one(boards, dice, v)
+    elif len(boards) > 1 and not v.no_hit_and_hide and _jit_enabled():
+        # The compiled generator (numba, when installed; see nardy_ai.movegen_jit).  Both
+        # answer None where the array path must decide.
+        out = _generate_jit(boards, dice, v)
+    if out is not None:
+        if notation:
+            out.plays = out.notation(np.arange(len(out.boards)))
+        return out
+    return generate_batched(boards, dice, v, notation)
+
+
+#: The compiled generator (:mod:`nardy_ai.movegen_jit`), imported on first use; False when
+#: numba is missing or ``NARDY_NO_JIT`` is set (read at that first use).
+_JIT = None
+
+
+def _jit_enabled() -> bool:
+    """Whether :func:`generate` may run the compiled generator (numba importable and the
+    environment variable ``NARDY_NO_JIT`` unset when first asked)."""
+    global _JIT
+    if _JIT is None:
+        from . import movegen_jit
+        _JIT = movegen_jit if movegen_jit.enabled() else False
+    return _JIT is not False
+
+
+def _generate_jit(boards: np.ndarray, dice: np.ndarray, v: Variant) -> Afterstates | None:
+    """:func:`generate_batched` by the compiled kernel: the same afterstates, order, steps and
+    notation; None where the array path must decide (then it runs)."""
+    res = _JIT.generate_arrays(boards, dice, v.is_long)
+    if res is None:
+        return None
+    rows, offsets, code, (src, tgt, hit, back) = res
+    n = len(boards)
+    flat = _Level(None, None, back, src, tgt, hit, None)     # every level's steps, one row space
+    levels = [_Level(boards, None, None, None, None, None, None), flat, flat, flat, flat]
+    parent = np.repeat(np.arange(n), np.diff(offsets))
+    return Afterstates(rows, parent, offsets, code >> 32, None, (levels, code), boards, dice)
+
+
+def generate_batched(boards, dice, variant: str | Variant, notation: bool = False) -> Afterstates:
+    """:func:`generate` by array operations over the whole batch, whatever its size (what
+    :func:`generate` runs except for a single position, where plain Python over bit masks
+    gives the same afterstates, in the same order, with less overhead)."""
     v = get_variant(variant)
     boards = np.asarray(boards, dtype=np.int8)
     dice = np.asarray(dice)

@@ -3,38 +3,38 @@
 A :class:`NetSet` holds, for each class of its variant's family (:mod:`nardy_ai.classes`:
 contact, crashed, race, bearoff in short nardy; contact, race, bearoff in long nardy), either
 its own :class:`~nardy_ai.model.NeuralEvaluator` (with its own encoder and hidden sizes), the
-exact one-sided bear-off database (:class:`BearoffMember`, the ``bearoff`` class only), or
-nothing: such classes go to the set's *fallback* net, which is required unless every class
-has its own member.  A single net is a set with only a fallback, and values exactly as the
+exact one-sided bear-off database (:class:`~nardy_ai.bearoff.BearoffEvaluator`, the
+``bearoff`` class only), or nothing: such classes go to the set's *fallback* net, which is
+required unless every class has its own member.  A single net is a set with only a fallback, and values exactly as the
 net alone.
 
-It has the evaluator interface search, agents, training, benchmarks and model cards use
-(``variant``, ``probabilities``, ``equity``, ``state``, ``from_state``, ``device``):
-:meth:`NetSet.probabilities` classifies a batch of afterstates once and gives each member
-its rows in one call (one forward pass per net, no loop over positions).  ``net`` is a
+It is an :class:`~nardy_ai.evaluator.Evaluator` (``variant``, ``probabilities``) with what
+training, benchmarks and model cards also use (``equity``, ``state``, ``from_state``,
+``device``): :meth:`NetSet.probabilities` classifies a batch of afterstates once and gives
+each member its rows in one call (one forward pass per net, no loop over positions).  ``net`` is a
 ``torch.nn.ModuleDict`` of every net of the set (labelled by class, ``"fallback"`` for the
 fallback), so weights travel as one state dict (Ray self-play actors).
 
 Checkpoints: :meth:`NetSet.state` is the ``evaluator`` entry of a checkpoint, marked
 ``"kind": "netset"`` with :data:`NETSET_FORMAT`, the variant, the class names and
 :data:`~nardy_ai.classes.CLASSES_VERSION`, each member's state and the fallback's.
-:func:`evaluator_from_state` (and so :func:`load_evaluator` and ``td:`` agents) returns a net
-set for such a state and a single net for a single net's.
+:func:`nardy_ai.evaluator.evaluator_from_state` (and so
+:func:`nardy_ai.evaluator.load_evaluator` and ``td:`` agents) returns a net set for such a
+state and a single net for a single net's.
 """
 
 from __future__ import annotations
 
-import os
-from typing import Callable, Union
+from typing import Union
 
 import numpy as np
 import torch
 from torch import nn
 
-from .board import CHECKERS, OFF
+from .bearoff import BearoffEvaluator
 from .classes import CLASSES_VERSION, class_names, position_classes
 from .errors import NardyError
-from .model import CheckpointError, NeuralEvaluator, equity, load_checkpoint, n_outputs, outcome_targets
+from .model import CheckpointError, NeuralEvaluator, equity, n_outputs
 from .variants import Variant, get_variant, variant_options, with_options
 
 #: The version of the net-set checkpoint layout (:meth:`NetSet.state`).
@@ -48,53 +48,14 @@ class NetSetError(NardyError):
     database for a class it cannot value, no fallback where one is needed."""
 
 
-class BearoffMember:
-    """The ``bearoff`` class valued exactly by the one-sided bear-off database (COM-5,
-    :func:`nardy_ai.bearoff.bearoff_outcomes`): outcome probabilities of afterstates where
-    both sides have every checker home, for the player who has just moved.  Afterstates
-    where the mover has just borne off its last checker get the game's exact result.
-
-    ``outcomes`` ``(boards, variant) -> (M, n_outputs)`` stands in for the database (tests).
-    The database is exact, so a checkpoint plays with this code's database whatever version
-    it was trained with (the version is recorded in :meth:`state` for the record)."""
-
-    def __init__(self, variant: str | Variant,
-                 outcomes: Callable[[np.ndarray, Variant], np.ndarray] | None = None):
-        self.variant = get_variant(variant)
-        self._outcomes = outcomes
-
-    def probabilities(self, boards: np.ndarray) -> np.ndarray:
-        """Exact outcome probabilities ``(M, n_outputs)`` float32 of bear-off afterstates."""
-        from .scoring import result_levels
-        boards = np.asarray(boards)
-        fn = self._outcomes
-        if fn is None:
-            from .bearoff import bearoff_outcomes as fn
-        out = np.empty((len(boards), n_outputs(self.variant)), np.float32)
-        done = boards[:, OFF] == CHECKERS
-        if done.any():
-            out[done] = outcome_targets(result_levels(boards[done], self.variant), self.variant)
-        if not done.all():
-            out[~done] = fn(boards[~done], self.variant)
-        return out
-
-    def equity(self, boards: np.ndarray) -> np.ndarray:
-        """Cubeless equity (points per game) of bear-off afterstates for the player who moved."""
-        return equity(self.probabilities(boards), self.variant)
-
-    def state(self) -> dict:
-        from .bearoff import VERSION
-        return {"kind": "database", "database": "bearoff", "version": VERSION}
-
-
-Member = Union[NeuralEvaluator, BearoffMember]
+Member = Union[NeuralEvaluator, BearoffEvaluator]
 
 
 class NetSet:
     """Evaluators per position class with a fallback net (module docstring).
 
     ``members`` maps class names of the variant's family to a :class:`NeuralEvaluator` or
-    (``bearoff`` only) a :class:`BearoffMember`; ``fallback`` values the other classes (it
+    (``bearoff`` only) a :class:`BearoffEvaluator`; ``fallback`` values the other classes (it
     is dropped when every class has a member).
     """
 
@@ -107,7 +68,7 @@ class NetSet:
             if name not in self.classes:
                 raise NetSetError(f"members.{name}: unknown class {name!r} for {v.id} "
                                   f"(classes: {', '.join(self.classes)})")
-            if isinstance(m, BearoffMember):
+            if isinstance(m, BearoffEvaluator):
                 if name != "bearoff":
                     raise NetSetError(f"members.{name}: the bear-off database values the bearoff "
                                       f"class only")
@@ -142,7 +103,7 @@ class NetSet:
         built: dict[str, Member] = {}
         for name in sorted(members or {}, key=lambda c: names.index(c) if c in names else len(names)):
             spec = members[name]
-            built[name] = (BearoffMember(v) if spec == "database"
+            built[name] = (BearoffEvaluator(v) if spec == "database"
                            else NeuralEvaluator.create(v, device=device, **spec))
         fb = NeuralEvaluator.create(v, device=device, **fallback) if fallback is not None else None
         return cls(v, built, fb)
@@ -215,7 +176,7 @@ class NetSet:
         lines = []
         for c in self.classes:
             m = self.members.get(c)
-            what = ("the one-sided bear-off database (exact)" if isinstance(m, BearoffMember)
+            what = ("the one-sided bear-off database (exact)" if isinstance(m, BearoffEvaluator)
                     else net_text(m) if m is not None else "the fallback net")
             lines.append(f"{c}: {what}")
         if self.fallback is not None:
@@ -300,25 +261,13 @@ def _member_from_state(state, variant: Variant, device, where: str) -> Member:
                                   f"(known: bearoff)")
         if where != "members.bearoff":
             raise CheckpointError(f"{where}: the bear-off database values the bearoff class only")
-        return BearoffMember(variant)
+        return BearoffEvaluator(variant)
     return _net_from_state(state, variant, device, where)
 
 
 def as_netset(evaluator: NeuralEvaluator | NetSet) -> NetSet:
     """A net set of ``evaluator``: itself, or a single net as a set with only a fallback."""
     return evaluator if isinstance(evaluator, NetSet) else NetSet(evaluator.variant, {}, evaluator)
-
-
-def evaluator_from_state(state, variant=None, device=None) -> NeuralEvaluator | NetSet:
-    """The evaluator of a checkpoint's ``evaluator`` entry: a :class:`NetSet` for a net set's
-    state (``"kind": "netset"``), a :class:`~nardy_ai.model.NeuralEvaluator` for a single
-    net's; refuses another variant (:class:`~nardy_ai.model.CheckpointError`)."""
-    kind = state.get("kind") if isinstance(state, dict) else None
-    if kind == "netset":
-        return NetSet.from_state(state, variant, device)
-    if kind is not None:
-        raise CheckpointError(f"kind: unknown evaluator kind {kind!r} (known: a single net, netset)")
-    return NeuralEvaluator.from_state(state, variant, device)
 
 
 #: How a net of one variant's result levels starts a sibling variant with more levels (issue
@@ -377,9 +326,3 @@ def adopt_state(state: dict, variant) -> dict:
         out["members"] = {c: relabel(m) for c, m in state["members"].items()}
         out["fallback"] = relabel(state.get("fallback"))
     return out
-
-
-def load_evaluator(path: str | os.PathLike, variant=None, device=None) -> NeuralEvaluator | NetSet:
-    """The evaluator stored in a checkpoint file (refusing another variant): a
-    :class:`~nardy_ai.model.NeuralEvaluator`, or a :class:`NetSet` for a net set's."""
-    return evaluator_from_state(load_checkpoint(path)["evaluator"], variant, device)

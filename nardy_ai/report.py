@@ -1,7 +1,9 @@
 """``nardy report``: one self-contained HTML page for a tournament folder or a training run folder.
 
-The page needs no network and no script: tables in HTML, figures as inline SVG drawn here
-(no plotting library), each figure with ``<title>`` tooltips on its marks.
+The page needs no network and no script: tables in HTML, figures as inline SVG. The figures
+are drawn by matplotlib where it is installed (the ``report`` extra; ``--plots matplotlib``),
+else by the small SVG writer here (``--plots builtin``, whose marks carry ``<title>``
+tooltips); ``--plots auto`` (the default) takes matplotlib when it imports.
 
 Tournament folder (``tournament.json``, ``summary.json``, ``games.jsonl``; ``analysis.json``
 when ``nardy analyze`` or ``nardy tournament --analyze`` ran there): the standings (points per
@@ -10,24 +12,30 @@ intervals, the cross-table as a heat map, each agent's running points per game a
 games it played, and, when analysed, error rates per agent by position class and for the cube.
 
 Training run folder (``metrics.jsonl``, :mod:`training.metrics_log`): losses (the TD loss
-against games; the fits' training and validation losses against fit epochs), gate results
-with their intervals per generation, and strength checks (points per game against each
-opponent) against games played and against hours since the run started (wall clock, from the
-lines' ``time``).
+against games and against CPU-hours; the fits' training and validation losses against
+CPU-hours), gate results with their intervals per generation or round, and strength checks
+(points per game against each opponent) against games (or generations, rounds) and against
+CPU-hours. CPU-hours come from the lines' ``cpu_seconds`` (the run's CPU time, its worker
+processes included, over every session); a run logged before that field existed is plotted
+against wall-clock hours since its first line instead, and the axis says so.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Sequence
 
 from .errors import NardyError
 from .files import write_atomic
 
+#: The ways ``nardy report`` draws its figures (``--plots``).
+PLOTS = ("auto", "builtin", "matplotlib")
 #: Series colours (colour-blind-safe, Okabe-Ito).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 WIDTH, HEIGHT = 640, 320
@@ -127,10 +135,14 @@ def _legend(names: Sequence[str], x: float, y: float) -> list[str]:
 
 
 def line_figure(series: dict[str, tuple[Sequence[float], Sequence[float]]], title: str, xlabel: str,
-                ylabel: str, bands: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None) -> str:
+                ylabel: str, bands: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+                plots: str = "builtin") -> str:
     """Lines (one per series ``name -> (xs, ys)``), with optional interval ``bands`` per
-    series (``name -> (lows, highs)``, drawn as whiskers at each point)."""
+    series (``name -> (lows, highs)``, drawn as whiskers at each point); ``plots``: who draws
+    it, ``"builtin"`` or ``"matplotlib"``."""
     bands = bands or {}
+    if plots == "matplotlib":
+        return _mpl_line(series, title, xlabel, ylabel, bands)
     xs = [x for s in series.values() for x in s[0]]
     ys = [y for s in series.values() for y in s[1]] + [v for b in bands.values() for part in b for v in part]
     ax = _Axes(_range(xs, 0.02), _range(ys), xlabel, ylabel)
@@ -154,8 +166,10 @@ def line_figure(series: dict[str, tuple[Sequence[float], Sequence[float]]], titl
 
 
 def interval_figure(labels: Sequence[str], values: Sequence[float], lows: Sequence[float],
-                    highs: Sequence[float], title: str, xlabel: str) -> str:
+                    highs: Sequence[float], title: str, xlabel: str, plots: str = "builtin") -> str:
     """One row per label: a dot at the value and a whisker over its interval."""
+    if plots == "matplotlib":
+        return _mpl_interval(labels, values, lows, highs, title, xlabel)
     h = MARGIN[2] + MARGIN[3] + 24 * len(labels)
     left = 12 + 7 * max([4] + [len(s) for s in labels])
     ax = _Axes(_range(list(lows) + list(highs) + [0.0]), (0, len(labels)), xlabel, "", h=h)
@@ -177,9 +191,12 @@ def interval_figure(labels: Sequence[str], values: Sequence[float], lows: Sequen
     return _svg(body, title, h=h)
 
 
-def heatmap_figure(labels: Sequence[str], matrix: Sequence[Sequence[float | None]], title: str) -> str:
+def heatmap_figure(labels: Sequence[str], matrix: Sequence[Sequence[float | None]], title: str,
+                   plots: str = "builtin") -> str:
     """A square table of numbers coloured by sign and size (blue: the row agent wins points,
     red: it loses them), the value written in each cell."""
+    if plots == "matplotlib":
+        return _mpl_heatmap(labels, matrix, title)
     n = len(labels)
     cell = 56
     left = 12 + 7 * max([4] + [len(s) + 4 for s in labels])
@@ -209,9 +226,11 @@ def heatmap_figure(labels: Sequence[str], matrix: Sequence[Sequence[float | None
 
 
 def bar_figure(groups: Sequence[str], series: dict[str, tuple[Sequence[float | None], Sequence[float | None]]],
-               title: str, ylabel: str) -> str:
+               title: str, ylabel: str, plots: str = "builtin") -> str:
     """Grouped bars: per group one bar per series (``name -> (values, standard errors)``), with
     ± 1 standard error whiskers; a missing value leaves a gap."""
+    if plots == "matplotlib":
+        return _mpl_bar(groups, series, title, ylabel)
     tops = [(v or 0) + (e or 0) for vs, es in series.values() for v, e in zip(vs, es)]
     ax = _Axes((0, len(groups)), (0, max([1.0] + tops) * 1.08), "", ylabel)
     body = ax.frame(xticks=False)
@@ -237,6 +256,146 @@ def bar_figure(groups: Sequence[str], series: dict[str, tuple[Sequence[float | N
     return _svg(body, title)
 
 
+# --- the same figures drawn by matplotlib ----------------------------------------------------
+
+def matplotlib_version() -> str | None:
+    """The installed matplotlib's version, None when it does not import."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    return matplotlib.__version__
+
+
+def resolve_plots(plots: str = "auto") -> str:
+    """``"builtin"`` or ``"matplotlib"``: who draws the figures for ``--plots plots``
+    (``auto``: matplotlib when it imports). ReportError when matplotlib is asked for and missing."""
+    if plots not in PLOTS:
+        raise ReportError(f"--plots: {plots!r} is not one of {', '.join(PLOTS)}")
+    if plots == "builtin":
+        return plots
+    if matplotlib_version() is None:
+        if plots == "auto":
+            return "builtin"
+        raise ReportError("--plots matplotlib: matplotlib is not installed (pip install -e '.[report]' "
+                          "from the repository, or --plots builtin)")
+    return "matplotlib"
+
+
+def _mpl_figure(w: float = WIDTH, h: float = HEIGHT):
+    """A matplotlib Figure of ``w`` x ``h`` CSS pixels (no pyplot: no global state, no window)."""
+    from matplotlib.figure import Figure
+    return Figure(figsize=(w / 96, h / 96), layout="constrained")
+
+
+_MPL_RC = {"svg.fonttype": "none", "font.size": 8, "font.family": "sans-serif", "axes.edgecolor": "#999",
+           "axes.grid": True, "grid.color": "#eee", "axes.axisbelow": True, "legend.frameon": False}
+
+
+def _mpl_svg(fig, title: str) -> str:
+    """The figure as inline SVG text (text kept as text, no metadata, ids made from the title:
+    unique on the page and the same every time), wrapped like the built-in figures."""
+    import io
+
+    import matplotlib
+    buf = io.StringIO()
+    with matplotlib.rc_context({**_MPL_RC, "svg.hashsalt": title}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    svg = text[text.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    # matplotlib numbers its elements the same way in every figure: one prefix a figure keeps
+    # the ids of a page unique (the references follow)
+    p = "f" + hashlib.sha1(title.encode()).hexdigest()[:6] + "-"
+    svg = svg.replace(' id="', f' id="{p}').replace("url(#", f"url(#{p}").replace('href="#', f'href="#{p}')
+    svg = svg.replace("<svg ", f'<svg class="figure" role="img" aria-label="{_e(title)}" ', 1)
+    return f"<figure>{svg}<figcaption>{_e(title)}</figcaption></figure>"
+
+
+def _mpl(draw, title: str, w: float = WIDTH, h: float = HEIGHT) -> str:
+    """Make a figure, let ``draw(fig)`` fill it under the report's style, return its SVG."""
+    import matplotlib
+    with matplotlib.rc_context(_MPL_RC):
+        fig = _mpl_figure(w, h)
+        draw(fig)
+    return _mpl_svg(fig, title)
+
+
+def _mpl_line(series, title, xlabel, ylabel, bands) -> str:
+    def draw(fig):
+        ax = fig.add_subplot()
+        for i, (name, (sx, sy)) in enumerate(series.items()):
+            c = PALETTE[i % len(PALETTE)]
+            pts = [(a, b) for a, b in zip(sx, sy) if b is not None and math.isfinite(b)]
+            ax.plot([a for a, _ in pts], [b for _, b in pts], color=c, lw=1.5, label=name,
+                    marker="o" if len(pts) <= 60 else None, ms=3)
+            if name in bands:
+                ax.vlines(list(sx), *bands[name], color=c, lw=1)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.legend(loc="best")
+    return _mpl(draw, title)
+
+
+def _mpl_interval(labels, values, lows, highs, title, xlabel) -> str:
+    def draw(fig):
+        ax = fig.add_subplot()
+        ys = list(range(len(labels)))
+        ax.hlines(ys, lows, highs, color=PALETTE[0], lw=2)
+        ax.plot(values, ys, "o", color=PALETTE[0], ms=5)
+        ax.axvline(0, color="#666", lw=1)
+        ax.set_yticks(ys, labels)
+        ax.set_ylim(len(labels) - 0.5, -0.5)          # the first row at the top
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="y", visible=False)
+    return _mpl(draw, title, h=MARGIN[2] + MARGIN[3] + 24 * max(3, len(labels)))
+
+
+def _mpl_heatmap(labels, matrix, title) -> str:
+    import numpy as np
+    from matplotlib.colors import LinearSegmentedColormap
+    n = len(labels)
+    cell = 56
+
+    def draw(fig):
+        ax = fig.add_subplot()
+        vals = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
+        scale = float(np.nanmax(np.abs(vals))) if np.isfinite(vals).any() and np.nanmax(np.abs(vals)) > 0 else 1.0
+        cmap = LinearSegmentedColormap.from_list("winloss", ["#D55E00", "#ffffff", "#0072B2"])
+        cmap = cmap.with_extremes(bad="#f4f4f4")
+        ax.imshow(np.ma.masked_invalid(vals), cmap=cmap, vmin=-scale, vmax=scale)
+        for i in range(n):
+            for j in range(n):
+                if np.isfinite(vals[i, j]):
+                    ax.text(j, i, f"{vals[i, j]:+.2f}", ha="center", va="center",
+                            color="#fff" if abs(vals[i, j]) > 0.6 * scale else "#222")
+        ax.set_xticks(range(n), [f"#{j + 1}" for j in range(n)])
+        ax.xaxis.tick_top()
+        ax.set_yticks(range(n), [f"#{i + 1} {lab}" for i, lab in enumerate(labels)])
+        ax.grid(False)
+    left = 12 + 7 * max([4] + [len(s) + 4 for s in labels])
+    return _mpl(draw, title, w=left + cell * n + 40, h=30 + cell * n + 20)
+
+
+def _mpl_bar(groups, series, title, ylabel) -> str:
+    def draw(fig):
+        ax = fig.add_subplot()
+        k = max(1, len(series))
+        width = 0.8 / k
+        for si, (name, (vs, es)) in enumerate(series.items()):
+            xs = [gi + 0.1 + (si + 0.5) * width for gi, v in enumerate(vs) if v is not None]
+            ys = [v for v in vs if v is not None]
+            err = [e or 0 for v, e in zip(vs, es) if v is not None]
+            ax.bar(xs, ys, width * 0.95, yerr=err, color=PALETTE[si % len(PALETTE)], label=name,
+                   error_kw={"ecolor": "#333", "lw": 1})
+        ax.set_xticks([gi + 0.5 for gi in range(len(groups))], groups)
+        ax.set_xlim(0, len(groups))
+        ax.set_ylabel(ylabel)
+        ax.legend(loc="best")
+        ax.grid(axis="x", visible=False)
+    return _mpl(draw, title)
+
+
 # --- pages -----------------------------------------------------------------------------------
 
 STYLE = """body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}
@@ -245,10 +404,11 @@ td,th{white-space:nowrap}.l{text-align:left}figure{margin:1.5em 0}figcaption{col
 .note{color:#555;font-size:90%}div.t{overflow-x:auto}"""
 
 
-def _page(title: str, parts: list[str]) -> str:
+def _page(title: str, parts: list[str], plots: str = "builtin") -> str:
+    who = f"matplotlib {matplotlib_version()}" if plots == "matplotlib" else "nardy report's own SVG writer"
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + _e(title) +
             "</title><style>" + STYLE + "</style></head><body><h1>" + _e(title) + "</h1>\n" +
-            "\n".join(parts) + "\n</body></html>\n")
+            "\n".join(parts) + f'\n<p class="note">Figures drawn by {_e(who)}.</p>\n</body></html>\n')
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence], left: int = 1) -> str:
@@ -275,8 +435,8 @@ def _pm(r: dict | None) -> str:
     return f"{r['mean']:.1f}" + (f" ± {r['se']:.1f}" if r.get("se") is not None else "")
 
 
-def tournament_page(folder: Path) -> str:
-    """The report page of a tournament folder."""
+def tournament_page(folder: Path, plots: str = "builtin") -> str:
+    """The report page of a tournament folder (figures drawn by ``plots``: builtin or matplotlib)."""
     from .tournament.gamesfile import read_games
     from .tournament.outputs import display_names
     s = _read_json(folder / "summary.json")
@@ -309,12 +469,13 @@ def tournament_page(folder: Path) -> str:
     parts.append(interval_figure(labels, [r["points_per_game"] for r in ranking],
                                  [r["points_per_game_ci95"][0] for r in ranking],
                                  [r["points_per_game_ci95"][1] for r in ranking],
-                                 "Points per game with 95% intervals", "points per game"))
+                                 "Points per game with 95% intervals", "points per game", plots=plots))
     order = [r["agent"] for r in ranking]
     cross = s.get("cross_table", {})
     matrix = [[cross.get(a, {}).get(b) if a != b else None for b in order] for a in order]
     parts += ["<h2>Cross-table</h2>",
-              heatmap_figure(labels, matrix, "Points per game of the row agent against the column agent")]
+              heatmap_figure(labels, matrix, "Points per game of the row agent against the column agent",
+                             plots=plots)]
     games = read_games(folder / "games.jsonl")
     if games:
         running: dict[str, tuple[list, list]] = {a: ([], []) for a in order}
@@ -331,13 +492,13 @@ def tournament_page(folder: Path) -> str:
         series = {names[a]: (xs[::step] + xs[-1:], ys[::step] + ys[-1:]) for a, (xs, ys) in running.items() if xs}
         parts += ["<h2>Points per game against games played</h2>",
                   line_figure(series, "Running points per game of each agent, in the order the games were played",
-                              "games played by the agent", "points per game")]
+                              "games played by the agent", "points per game", plots=plots)]
     if analysed:
-        parts += ["<h2>Error rates</h2>", _analysis_part(analysed, names)]
-    return _page(f"Tournament: {folder.name}", parts)
+        parts += ["<h2>Error rates</h2>", _analysis_part(analysed, names, plots)]
+    return _page(f"Tournament: {folder.name}", parts, plots)
 
 
-def _analysis_part(a: dict, names: dict[str, str]) -> str:
+def _analysis_part(a: dict, names: dict[str, str], plots: str = "builtin") -> str:
     """Error rates per agent by position class and for the cube (the analysis summary)."""
     agents = sorted(a["agents"], key=lambda x: a["agents"][x]["all"]["mean"] if a["agents"][x]["all"]["mean"]
                     is not None else math.inf)
@@ -360,7 +521,7 @@ def _analysis_part(a: dict, names: dict[str, str]) -> str:
             + _table(["agent", "decisions", "all", "checker", "doubling", "answering", "doubtful", "bad",
                       "very bad"], rows)
             + bar_figure(groups, series, "Error per decision by position class (checker plays) and for the cube",
-                         "millipoints per decision"))
+                         "millipoints per decision", plots=plots))
 
 
 def _metrics(path: Path) -> list[dict]:
@@ -382,87 +543,155 @@ def _metrics(path: Path) -> list[dict]:
     return out
 
 
-def training_page(folder: Path) -> str:
-    """The report page of a training run folder (its ``metrics.jsonl``)."""
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+class _Hours:
+    """The time axis of a training page: CPU-hours from the lines' ``cpu_seconds`` when the file
+    has them, else wall-clock hours since its first line's ``time`` (runs logged before the
+    CPU time was), else none (``label`` None)."""
+
+    def __init__(self, lines: list[dict]):
+        self.cpu = any(_number(d.get("cpu_seconds")) for d in lines)
+        times = [d["time"] for d in lines if _number(d.get("time"))]
+        self.t0 = min(times) if times else None
+        if self.cpu:
+            self.label, self.words = "CPU-hours", "CPU-hours (the run's processes and its workers)"
+            missing = sum(not _number(d.get("cpu_seconds")) for d in lines)
+            self.note = (f"CPU-hours: the lines' cpu_seconds, the CPU time of the run's processes and workers "
+                         f"over every session" + (f"; {missing:,} lines logged before the run recorded CPU time "
+                                                  f"are not on these axes" if missing else "") + ".")
+        elif self.t0 is not None:
+            self.label = "hours since the run started (wall clock: this run records no CPU time)"
+            self.words = "wall-clock hours since the run started (no CPU time in this file)"
+            self.note = ("This metrics file records no CPU time (written before nardy logged it): time axes show "
+                         "wall-clock hours since its first line, stops and resumes included.")
+        else:
+            self.label = self.words = self.note = None
+
+    def __call__(self, d: dict) -> float | None:
+        """Hours at line ``d`` on this axis, None when the line has no such value."""
+        if self.cpu:
+            return d["cpu_seconds"] / 3600 if _number(d.get("cpu_seconds")) else None
+        if self.t0 is not None and _number(d.get("time")):
+            return (d["time"] - self.t0) / 3600
+        return None
+
+    def series(self, lines: list[dict], key: str) -> tuple[list, list]:
+        """``(hours, values)`` of the lines that have both."""
+        pts = [(self(d), d[key]) for d in lines if _number(d.get(key))]
+        pts = [(x, y) for x, y in pts if x is not None]
+        return [x for x, _ in pts], [y for _, y in pts]
+
+
+def _step_of(d: dict) -> tuple[str, float] | None:
+    """Where a line stands in the run: games of self-play, else the generation or the round."""
+    for key, name in (("games", "games of self-play"), ("generation", "generation"), ("round", "round")):
+        if _number(d.get(key)):
+            return name, d[key]
+    return None
+
+
+def training_page(folder: Path, plots: str = "builtin") -> str:
+    """The report page of a training run folder (its ``metrics.jsonl``; figures drawn by
+    ``plots``: builtin or matplotlib)."""
     m = _metrics(folder / "metrics.jsonl")
-    parts = [f'<p class="note">{len(m):,} lines of {_e(folder / "metrics.jsonl")}.</p>']
+    hours = _Hours(m)
+    parts = [f'<p class="note">{len(m):,} lines of {_e(folder / "metrics.jsonl")}.'
+             + (f" {_e(hours.note)}" if hours.note else "") + "</p>"]
     figures = 0
     # losses
-    td = [d for d in m if d.get("kind") == "train" and isinstance(d.get("loss"), (int, float))]
+    td = [d for d in m if d.get("kind") == "train" and _number(d.get("loss"))]
     if td:
         parts += ["<h2>Losses</h2>", line_figure({"TD loss": ([d.get("games", i) for i, d in enumerate(td)],
                                                                [d["loss"] for d in td])},
-                                                  "Training loss against games of self-play", "games", "loss")]
+                                                  "Training loss against games of self-play", "games", "loss",
+                                                  plots=plots)]
         figures += 1
-    fits = [d for d in m if "val_loss" in d and "train_loss" in d]
+        xs, ys = hours.series(td, "loss")
+        if xs:
+            parts.append(line_figure({"TD loss": (xs, ys)}, f"Training loss against {hours.words}", hours.label,
+                                     "loss", plots=plots))
+            figures += 1
+    fits = [d for d in m if _number(d.get("val_loss")) and _number(d.get("train_loss"))]
     if fits:
+        timed = all(hours(d) is not None for d in fits)
         series: dict[str, tuple[list, list]] = {}
         for i, d in enumerate(fits, 1):
             net = d.get("net", "net")
             for part in ("train", "val"):
                 xs, ys = series.setdefault(f"{net} {part}", ([], []))
-                xs.append(i)
+                xs.append(hours(d) if timed else i)
                 ys.append(d[f"{part}_loss"])
         if not td:
             parts.append("<h2>Losses</h2>")
-        parts.append(line_figure(series, "Training and validation loss of each fit epoch (in the order they ran)",
-                                 "fit epochs", "loss"))
+        if timed:
+            parts.append(line_figure(series, f"Training and validation loss of each fit epoch against {hours.words}",
+                                     hours.label, "loss", plots=plots))
+        else:
+            parts.append(line_figure(series, "Training and validation loss of each fit epoch (in the order they "
+                                     "ran)", "fit epochs", "loss", plots=plots))
         figures += 1
-    gates = [d for d in m if d.get("kind") == "gate" and "points_per_game" in d]
+    gates = [d for d in m if d.get("kind") == "gate" and _number(d.get("points_per_game"))]
     if gates:
-        xs = [d.get("generation", i + 1) for i, d in enumerate(gates)]
+        steps = [_step_of(d) for d in gates]
+        gname = next((s[0] for s in steps if s and s[0] != "games of self-play"), "gate")
+        xs = [s[1] if s and s[0] == gname else i + 1 for i, (s, d) in enumerate(zip(steps, gates))]
         parts += ["<h2>Gates</h2>",
                   line_figure({"candidate vs current": (xs, [d["points_per_game"] for d in gates])},
                               "Gate: points per game of each candidate against the current net (95% intervals)",
-                              "generation", "points per game",
+                              gname, "points per game",
                               {"candidate vs current": ([d.get("ci95_low", d["points_per_game"]) for d in gates],
-                                                        [d.get("ci95_high", d["points_per_game"]) for d in gates])}),
-                  _table(["generation", "points/game", "95% interval", "promoted"],
+                                                        [d.get("ci95_high", d["points_per_game"]) for d in gates])},
+                              plots=plots),
+                  _table([gname, "points/game", "95% interval", "promoted"],
                          [[x, f"{d['points_per_game']:+.4f}",
                            f"[{d.get('ci95_low', float('nan')):+.4f}, {d.get('ci95_high', float('nan')):+.4f}]",
                            "yes" if d.get("promoted") else "no"] for x, d in zip(xs, gates)])]
         figures += 1
     evals = [d for d in m if d.get("kind") == "eval"]
     if evals:
-        t0 = min((d["time"] for d in m if isinstance(d.get("time"), (int, float))), default=None)
         opponents = sorted({k.split("/")[0] for d in evals for k in d if k.endswith("/points_per_game")})
-        by_games: dict[str, tuple[list, list]] = {}
+        steps = [_step_of(d) for d in evals]
+        xlabel = next((s[0] for s in steps if s), None)
+        by_step: dict[str, tuple[list, list]] = {}
         by_hours: dict[str, tuple[list, list]] = {}
-        for d in evals:
+        for d, st in zip(evals, steps):
             for o in opponents:
                 v = d.get(f"{o}/points_per_game")
-                if v is None:
+                if not _number(v):
                     continue
-                x = d.get("games", d.get("generation"))
-                if x is not None:
-                    by_games.setdefault(o, ([], []))[0].append(x)
-                    by_games[o][1].append(v)
-                if t0 is not None and isinstance(d.get("time"), (int, float)):
-                    by_hours.setdefault(o, ([], []))[0].append((d["time"] - t0) / 3600)
+                if st and st[0] == xlabel:
+                    by_step.setdefault(o, ([], []))[0].append(st[1])
+                    by_step[o][1].append(v)
+                if hours(d) is not None:
+                    by_hours.setdefault(o, ([], []))[0].append(hours(d))
                     by_hours[o][1].append(v)
         parts.append("<h2>Strength checks</h2>")
-        xlabel = "games of self-play" if any("games" in d for d in evals) else "generation"
-        if by_games:
-            parts.append(line_figure(by_games, f"Points per game against each opponent by {xlabel}", xlabel,
-                                     "points per game"))
+        if by_step:
+            parts.append(line_figure(by_step, f"Points per game against each opponent by {xlabel}", xlabel,
+                                     "points per game", plots=plots))
             figures += 1
         if by_hours:
-            parts.append(line_figure(by_hours, "Points per game against each opponent by hours since the run "
-                                     "started (wall clock)", "hours (wall clock)", "points per game"))
+            parts.append(line_figure(by_hours, f"Points per game against each opponent by {hours.words}",
+                                     hours.label, "points per game", plots=plots))
             figures += 1
     if not figures:
         parts.append('<p class="note">No losses, gates or strength checks in this metrics file.</p>')
-    return _page(f"Training run: {folder.name}", parts)
+    return _page(f"Training run: {folder.name}", parts, plots)
 
 
-def write_report(folder: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
+def write_report(folder: str | os.PathLike, out: str | os.PathLike | None = None, plots: str = "auto") -> Path:
     """Write the report page of ``folder`` (a tournament folder or a training run folder) to
-    ``out`` (default ``folder/report.html``); the path written."""
+    ``out`` (default ``folder/report.html``), its figures drawn as ``plots`` says (one of
+    :data:`PLOTS`; :func:`resolve_plots`); the path written."""
     folder = Path(folder)
+    plots = resolve_plots(plots)
     if (folder / "summary.json").exists() and (folder / "games.jsonl").exists():
-        page = tournament_page(folder)
+        page = tournament_page(folder, plots)
     elif (folder / "metrics.jsonl").exists():
-        page = training_page(folder)
+        page = training_page(folder, plots)
     elif not folder.is_dir():
         raise ReportError(f"no such folder: {folder}")
     else:
@@ -473,5 +702,5 @@ def write_report(folder: str | os.PathLike, out: str | os.PathLike | None = None
     return path
 
 
-__all__ = ["ReportError", "bar_figure", "heatmap_figure", "interval_figure", "line_figure", "tournament_page",
-           "training_page", "write_report"]
+__all__ = ["PLOTS", "ReportError", "bar_figure", "heatmap_figure", "interval_figure", "line_figure",
+           "matplotlib_version", "resolve_plots", "tournament_page", "training_page", "write_report"]

@@ -1,10 +1,11 @@
 """n-ply expectimax over any evaluator of afterstates, batched, with gnubg-style move filters.
 
-Values.  An :class:`Evaluation` gives every afterstate a vector of ``K`` numbers from the side
-that has just moved (a neural evaluator: its outcome probabilities; a plain equity function:
-``K = 1``), says how the other side sees such a vector (``flip``) and how much it is worth
-(``equity``, points per game, cubeless).  Afterstates where the mover has borne off all 15
-checkers get their exact value (:meth:`Evaluation.terminal`), never the evaluator's.
+Values.  An :class:`~nardy_ai.evaluator.Evaluator` gives every afterstate its outcome
+probabilities ``(K,)`` from the side that has just moved; the other side sees them flipped
+(:func:`~nardy_ai.model.flip_outcomes`).  Afterstates where the mover has borne off every
+checker get their exact value (:func:`nardy_ai.evaluator.outcomes`), never the evaluator's.
+Plays and replies are ranked by ``rank`` (probabilities ``(..., K)`` to points per game),
+by default the cubeless equity of the evaluator's variant (:func:`~nardy_ai.model.equity`).
 
 Plies (gnubg's convention).  The 0-ply value of an afterstate is its evaluation.  Its n-ply
 value is the average over the opponent's 21 rolls (doubles 1/36, others 2/36) of the
@@ -37,11 +38,14 @@ from typing import Callable
 
 import numpy as np
 
-from .board import CHECKERS, OFF, flip
+from .board import flip
 from .errors import NardyError
+from .evaluator import Evaluator, outcomes
+from .model import equity, flip_outcomes, n_outputs
 from .movegen import Afterstates, generate, segment_argmax, segment_ids
-from .scoring import result_levels
-from .variants import Variant
+
+#: How plays are ranked: outcome probabilities ``(..., K)`` to points per game ``(...,)``.
+Rank = Callable[[np.ndarray], np.ndarray]
 
 #: The 21 distinct rolls ``(21, 2)`` and their probabilities (doubles 1/36, others 2/36).
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], np.int64)
@@ -52,47 +56,10 @@ MAX_POSITIONS = 16384
 MAX_PLIES = 2
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    """How the search reads an evaluator.
-
-    values
-        afterstates ``(M, 28)`` int8 (the mover has just moved, none finished) to ``(M, K)``
-        numbers from the mover's side.
-    flip
-        ``(..., K)`` from one side to the same from the other side.
-    equity
-        ``(..., K)`` to ``(...,)`` cubeless equity, points per game.
-    exact
-        result levels ``(M,)`` of finished games (winner = the mover) to ``(M, K)``.
-    """
-
-    variant: Variant
-    size: int
-    values: Callable[[np.ndarray], np.ndarray]
-    flip: Callable[[np.ndarray], np.ndarray]
-    equity: Callable[[np.ndarray], np.ndarray]
-    exact: Callable[[np.ndarray], np.ndarray]
-
-    def terminal(self, boards: np.ndarray) -> np.ndarray:
-        """Exact values ``(M, K)`` of afterstates where the mover has borne off all 15."""
-        return self.exact(result_levels(boards, self.variant))
-
-
-def neural_evaluation(evaluator) -> Evaluation:
-    """Search on a :class:`~nardy_ai.model.NeuralEvaluator`: its outcome probabilities."""
-    from .model import equity, flip_outcomes, n_outputs, outcome_targets
-    v = evaluator.variant
-    return Evaluation(v, n_outputs(v), evaluator.probabilities, lambda p: flip_outcomes(p, v),
-                      lambda p: equity(p, v), lambda levels: outcome_targets(levels, v))
-
-
-def equity_evaluation(fn: Callable[[np.ndarray], np.ndarray], variant: Variant) -> Evaluation:
-    """Search on a plain equity function: afterstates ``(M, 28)`` to points per game ``(M,)``
-    for the side that has just moved (which must see ``-e`` where the other side sees ``e``)."""
-    scoring = np.asarray(variant.scoring, float)
-    return Evaluation(variant, 1, lambda b: np.asarray(fn(b), float)[:, None], np.negative,
-                      lambda e: e[..., 0], lambda levels: scoring[np.asarray(levels) - 1][:, None])
+def cubeless(ev: Evaluator) -> Rank:
+    """The default ranking: the cubeless equity (points per game) of ``ev``'s variant."""
+    v = ev.variant
+    return lambda p: equity(p, v)
 
 
 @dataclass(frozen=True)
@@ -119,55 +86,51 @@ def _check_plies(plies: int) -> int:
     return int(plies)
 
 
-def _reply_values(boards: np.ndarray, ev: Evaluation, plies: int) -> np.ndarray:
+def _reply_values(boards: np.ndarray, ev: Evaluator, plies: int, rank: Rank) -> np.ndarray:
     """n-ply values (n >= 1) of unfinished afterstates: the roll-weighted mean of the
     opponent's 0-ply best reply valued at n - 1 plies, seen from our side."""
-    n = len(boards)
-    out = np.empty((n, ev.size))
+    n, k, v = len(boards), n_outputs(ev.variant), ev.variant
+    out = np.empty((n, k))
     step = max(1, MAX_POSITIONS // len(ROLLS))
     for lo in range(0, n, step):
         part = boards[lo:lo + step]
         m = len(part)
-        positions = np.repeat(flip(part, ev.variant), len(ROLLS), axis=0)
-        after = generate(positions, np.tile(ROLLS, (m, 1)), ev.variant)
-        reply0 = afterstate_values(after.boards, ev, 0)
-        best = segment_argmax(ev.equity(reply0), after.offsets)
-        reply = reply0[best] if plies == 1 else afterstate_values(after.boards[best], ev, plies - 1)
-        mine = ev.flip(reply).reshape(m, len(ROLLS), ev.size)
+        positions = np.repeat(flip(part, v), len(ROLLS), axis=0)
+        after = generate(positions, np.tile(ROLLS, (m, 1)), v)
+        reply0 = afterstate_values(after.boards, ev, 0, rank)
+        best = segment_argmax(rank(reply0), after.offsets)
+        reply = reply0[best] if plies == 1 else afterstate_values(after.boards[best], ev, plies - 1, rank)
+        mine = flip_outcomes(reply, v).reshape(m, len(ROLLS), k)
         out[lo:lo + m] = np.einsum("nrk,r->nk", mine, ROLL_WEIGHTS)
     return out
 
 
-def afterstate_values(boards: np.ndarray, ev: Evaluation, plies: int = 0) -> np.ndarray:
-    """Values ``(M, K)`` of afterstates ``(M, 28)`` at ``plies`` for the side that just moved."""
-    boards = np.asarray(boards, np.int8)
-    out = np.empty((len(boards), ev.size))
-    done = boards[:, OFF] == CHECKERS
-    if done.any():
-        out[done] = ev.terminal(boards[done])
-    live = np.flatnonzero(~done)
-    if len(live):
-        b = boards[live]
-        out[live] = ev.values(b) if plies == 0 else _reply_values(b, ev, plies)
-    return out
+def afterstate_values(boards: np.ndarray, ev: Evaluator, plies: int = 0,
+                      rank: Rank | None = None) -> np.ndarray:
+    """Outcome probabilities ``(M, K)`` float64 of afterstates ``(M, 28)`` at ``plies`` for
+    the side that just moved (replies chosen by ``rank``, default :func:`cubeless`)."""
+    if plies == 0:
+        return outcomes(ev, boards)
+    rank = rank or cubeless(ev)
+    return outcomes(ev, boards, lambda live: _reply_values(live, ev, plies, rank))
 
 
-def search_values(boards: np.ndarray, ev: Evaluation, plies: int = 0,
-                  on_roll: bool = False) -> np.ndarray:
+def search_values(boards: np.ndarray, ev: Evaluator, plies: int = 0,
+                  on_roll: bool = False, rank: Rank | None = None) -> np.ndarray:
     """Values ``(M, K)`` at ``plies``: of afterstates for the side that just moved, or with
     ``on_roll`` of positions ``(M, 28)`` for the player about to roll (the opponent's
     afterstate, flipped)."""
     plies = _check_plies(plies)
     boards = np.asarray(boards, np.int8)
     if not on_roll:
-        return afterstate_values(boards, ev, plies)
-    return ev.flip(afterstate_values(flip(boards, ev.variant), ev, plies))
+        return afterstate_values(boards, ev, plies, rank)
+    return flip_outcomes(afterstate_values(flip(boards, ev.variant), ev, plies, rank), ev.variant)
 
 
-def search_equity(boards: np.ndarray, ev: Evaluation, plies: int = 0,
-                  on_roll: bool = False) -> np.ndarray:
-    """Cubeless equity ``(M,)`` (points per game) of :func:`search_values`."""
-    return ev.equity(search_values(boards, ev, plies, on_roll))
+def search_equity(boards: np.ndarray, ev: Evaluator, plies: int = 0,
+                  on_roll: bool = False, rank: Rank | None = None) -> np.ndarray:
+    """Equity ``(M,)`` (points per game; by ``rank``, default cubeless) of :func:`search_values`."""
+    return (rank or cubeless(ev))(search_values(boards, ev, plies, on_roll, rank))
 
 
 def filter_candidates(equity: np.ndarray, offsets: np.ndarray, alive: np.ndarray,
@@ -217,14 +180,15 @@ def filters_for(plies: int, filters: tuple[MoveFilter, ...] | None = None) -> tu
     return filters
 
 
-def best_afterstates(after: Afterstates, ev: Evaluation, plies: int = 0,
+def best_afterstates(after: Afterstates, ev: Evaluator, plies: int = 0,
                      filters: tuple[MoveFilter, ...] | None = None,
-                     rng: np.random.Generator | None = None) -> np.ndarray:
-    """The row of the best afterstate of each position at ``plies`` (``(N,)`` absolute rows),
-    with ``filters`` (default :data:`DEFAULT_FILTERS`) pruning the candidates between plies;
-    ties broken by ``rng`` when given."""
+                     rng: np.random.Generator | None = None, rank: Rank | None = None) -> np.ndarray:
+    """The row of the best afterstate of each position at ``plies`` (``(N,)`` absolute rows)
+    by ``rank`` (default :func:`cubeless`), with ``filters`` (default :data:`DEFAULT_FILTERS`)
+    pruning the candidates between plies; ties broken by ``rng`` when given."""
     filters = filters_for(plies, filters)
-    eq0 = ev.equity(afterstate_values(after.boards, ev, 0))
+    rank = rank or cubeless(ev)
+    eq0 = rank(afterstate_values(after.boards, ev, 0))
     return filtered_choice(eq0, after.offsets, filters,
-                           lambda rows, depth: ev.equity(afterstate_values(after.boards[rows], ev, depth)),
+                           lambda rows, depth: rank(afterstate_values(after.boards[rows], ev, depth, rank)),
                            rng)

@@ -63,7 +63,21 @@ from .errors import IllegalPlay, NardyError
 from .movegen import segment_argmax
 from .variants import parse_variant_spec
 
-_ACTIONS = np.arange(MAX_ACTIONS)
+
+
+def action_masks(counts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``(N, MAX_ACTIONS)`` int8: 1 for the first ``counts[i]`` actions of game ``i`` (its legal
+    afterstates; ``offsets`` their cumulative counts, ``(N + 1,)``), set one legal action at a
+    time rather than compared over every column."""
+    if len(counts) and counts.max() > MAX_ACTIONS:
+        raise NardyError(f"{int(counts.max())} legal afterstates exceed MAX_ACTIONS={MAX_ACTIONS}")
+    mask = np.zeros((len(counts), MAX_ACTIONS), np.int8)
+    total = int(offsets[-1])
+    if total:
+        at = np.repeat(np.arange(len(counts)) * MAX_ACTIONS - offsets[:-1], counts) + np.arange(total)
+        mask.reshape(-1)[at] = 1
+    return mask
+
 _FIELDS = ("board", "turn", "first", "plies", "over", "winner", "level", "points", "passed", "lot")
 
 
@@ -74,11 +88,8 @@ def put(games: core.Games, idx: np.ndarray, new: core.Games) -> core.Games:
         a = getattr(games, name).copy()
         a[idx] = getattr(new, name)
         out[name] = a
-    st = games.stakes
-    if st is not None:
-        value, owner, turned = st.value.copy(), st.owner.copy(), st.turned.copy()
-        value[idx], owner[idx], turned[idx] = new.stakes.value, new.stakes.owner, new.stakes.turned
-        out["stakes"] = replace(st, value=value, owner=owner, turned=turned)
+    if games.stakes is not None:
+        out["stakes"] = games.stakes.put(idx, new.stakes)
     return replace(games, dice=None, **out)
 
 
@@ -185,31 +196,27 @@ class NardyVectorEnv(VectorEnv):
         self._dice = np.zeros((n, 2), np.int64)
         counts = np.zeros(n, np.int64)
         self._parts = []
-        if len(parts) == 1 and len(parts[0][1]) == len(parts[0][0].idx):
-            rec = parts[0][0]
-            self._dice[rec.idx] = rec.dice
-            counts[rec.idx] = rec.after.counts()
-            boards = rec.after.boards
-            self._parts = [(rec.idx, rec.after, np.arange(len(rec.idx)))]
-        else:
-            gids, cnts, chunks = [], [], []
-            for rec, pend in parts:
-                sub, rows = rec.after.select(pend)
-                gids.append(rec.idx[pend])
-                cnts.append(sub.counts())
-                chunks.append(sub.boards)
-                self._dice[rec.idx[pend]] = rec.dice[pend]
-                self._parts.append((rec.idx[pend], rec.after, pend))
-            if gids:
-                gid, cnt = np.concatenate(gids), np.concatenate(cnts)
-                counts[gid] = cnt
-                order = np.argsort(np.repeat(gid, cnt), kind="stable")
-                boards = np.concatenate(chunks)[order]
-            else:
-                boards = np.zeros((0, 28), np.int8)
+        whole = len(parts) == 1 and len(parts[0][1]) == len(parts[0][0].idx)
+        first = np.zeros(n, np.int64)       # each game's first row in the parts' rows end to end
+        chunks, base = [], 0
+        for rec, pend in parts:
+            gid, off = rec.idx[pend], rec.after.offsets
+            counts[gid] = off[pend + 1] - off[pend]
+            first[gid] = base + off[pend]
+            chunks.append(rec.after.boards)
+            base += len(rec.after.boards)
+            self._dice[gid] = rec.dice[pend]
+            self._parts.append((gid, rec.after, pend))
         self._counts = counts
         self._offsets = np.zeros(n + 1, np.int64)
         np.cumsum(counts, out=self._offsets[1:])
+        if whole:                           # every game of the one part waits, in game order
+            boards = chunks[0]
+        elif chunks:                        # one gather puts every game's rows in game order
+            rows = np.repeat(first - self._offsets[:-1], counts) + np.arange(int(self._offsets[-1]))
+            boards = np.take(chunks[0] if len(chunks) == 1 else np.concatenate(chunks), rows, axis=0)
+        else:
+            boards = np.zeros((0, 28), np.int8)
         self._boards = boards
 
     def step(self, actions):
@@ -280,7 +287,7 @@ class NardyVectorEnv(VectorEnv):
         info = {"seat": self.seat.copy(), "ply": g.plies.copy(), "n_legal": self._counts.copy(),
                 "afterstates": self._boards, "afterstate_offsets": self._offsets.copy()}
         if self.action_masks:
-            info["action_mask"] = (_ACTIONS[None, :] < self._counts[:, None]).view(np.int8)
+            info["action_mask"] = action_masks(self._counts, self._offsets)
         if ended.any():
             for name in ("winner", "level", "points"):
                 info[name] = np.where(ended, getattr(g, name), 0)

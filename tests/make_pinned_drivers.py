@@ -39,7 +39,7 @@ def rollout_digests() -> dict:
     import torch
 
     from nardy_ai.agents.neural import NeuralAgent
-    from nardy_ai.bench import random_positions
+    from nardy_ai.bench.positions import random_positions
     from nardy_ai.board import flip
     from nardy_ai.model import NeuralEvaluator
     from nardy_ai.rollout import rollout
@@ -66,8 +66,8 @@ def cube_rollout_digests() -> dict:
     import torch
 
     from nardy_ai.agents.neural import NeuralAgent
-    from nardy_ai.bench import random_positions
-    from nardy_ai.cube import CubeViews
+    from nardy_ai.bench.positions import random_positions
+    from nardy_ai.cube import Stakes
     from nardy_ai.cube_rollout import cubeful_rollout
     from nardy_ai.model import NeuralEvaluator
     from nardy_ai.variants import get_variant
@@ -77,7 +77,7 @@ def cube_rollout_digests() -> dict:
         boards = random_positions(v, n_games=2, plies=30, seed=8)[-2:]
         torch.manual_seed(0)
         agent = NeuralAgent(NeuralEvaluator.create(v, hidden=(8,), seed=2, device="cpu"))
-        cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}, {"value": 2, "owner": "mover"}], v)
+        cubes = Stakes.from_dicts([{"value": 1, "owner": "centre"}, {"value": 2, "owner": "mover"}], v)
         for trunc in (4, None):
             r = cubeful_rollout(boards, cubes, v, agent, games=12, truncate=trunc, seed=3, max_plies=3000)
             out[f"cube_rollout/{variant}/{trunc}"] = digest(r.no_double, r.double_take, r.no_double_se,

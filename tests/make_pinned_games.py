@@ -44,10 +44,10 @@ def sampler_digests(variant: str) -> dict:
     import numpy as np
 
     from nardy_ai.agents import make_agent
-    from nardy_ai.bench import _self_play_decisions, random_positions
+    from nardy_ai.bench.positions import random_positions, self_play_decisions
     from nardy_ai.variants import parse_variant_spec
-    b, d = _self_play_decisions(make_agent("heuristic", variant), parse_variant_spec(variant),
-                                np.random.default_rng(4), 16, 3, 150)
+    b, d = self_play_decisions(make_agent("heuristic", variant), parse_variant_spec(variant),
+                               np.random.default_rng(4), 16, 3, 150)
     return {f"random_positions/{variant}": digest(random_positions(variant, 32, 120, seed=3)),
             f"self_play_decisions/{variant}": digest(b, d)}
 

@@ -12,12 +12,12 @@ import pytest
 
 from nardy_ai import analysis
 from nardy_ai.agents import Agent, make_agent
-from nardy_ai.cube import CubeViews
+from nardy_ai.cube import Stakes
 from nardy_ai.cubeful import double_equities
 from nardy_ai.game import play_games, replay, write_jsonl
-from nardy_ai.model import NeuralEvaluator, save_checkpoint
+from nardy_ai.model import NeuralEvaluator, equity, save_checkpoint
 from nardy_ai.movegen import generate
-from nardy_ai.search import best_afterstates, neural_evaluation, search_equity
+from nardy_ai.search import best_afterstates, search_equity
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +37,11 @@ class WorstPlay(Agent):
 
     name = "worst"
 
-    def __init__(self, evaluation):
-        self.ev = evaluation
+    def __init__(self, evaluator):
+        self.ev = evaluator
 
     def choose(self, after, variant, rng):
-        eq = self.ev.equity(self.ev.values(after.boards))
+        eq = equity(self.ev.probabilities(after.boards), self.ev.variant)
         return np.array([lo + int(np.argmin(eq[lo:hi])) for lo, hi in zip(after.offsets[:-1], after.offsets[1:])])
 
 
@@ -73,7 +73,7 @@ def _mine(result, player, kind="play"):
 
 def test_known_bad_play_scores_its_error_and_the_best_play_zero(nets):
     ref = make_agent(f"td:{nets['backgammon']}", "backgammon")
-    ev = neural_evaluation(ref.evaluator)
+    ev = ref.evaluator
     recs = play_games("backgammon", (ref, WorstPlay(ev)), 2, seed=5)
     results = dict(analysis.analyse_task(analysis.Task(f"td:{nets['backgammon']}",
                                                       tuple((k, r.to_json()) for k, r in _games(recs))))[1])
@@ -86,7 +86,7 @@ def test_known_bad_play_scores_its_error_and_the_best_play_zero(nets):
             if t.player != 1 or k not in worst:
                 continue
             after = generate(h[k][None], np.array([t.dice]), "backgammon")
-            eq = ev.equity(ev.values(after.boards))
+            eq = equity(ev.probabilities(after.boards), ev.variant)
             assert worst[k] == pytest.approx(1000 * (eq.max() - eq.min()), abs=0.01)
             checked += 1
     assert checked > 10 and any(e > 0 for res in results.values() for e in (d[4] for d in _mine(res, 1)))
@@ -95,7 +95,7 @@ def test_known_bad_play_scores_its_error_and_the_best_play_zero(nets):
 def test_one_ply_reference_values_the_play_made_at_full_depth(nets):
     spec = f"td:{nets['backgammon']}@1ply"
     ref = make_agent(spec, "backgammon")
-    ev = neural_evaluation(ref.evaluator)
+    ev = ref.evaluator
     recs = play_games("backgammon", (make_agent("heuristic", "backgammon"), WorstPlay(ev)), 1, seed=2)
     h = replay(recs)[0]
     r = recs[0]
@@ -181,8 +181,8 @@ def test_a_cube_error_is_scored(nets):
         doubles = _mine(r, 0, "double")
         assert doubles, "the doubler may double at its first turn after the opening"
         k = doubles[0][1]
-        views = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], ref.evaluator.variant)
-        _, eq = double_equities(h[k][None], views, ref.evaluation, 0, recs[0].rules())
+        views = Stakes.from_dicts([{"value": 1, "owner": "centre"}], ref.evaluator.variant)
+        _, eq = double_equities(h[k][None], views, ref.evaluator, 0, recs[0].rules())
         e = eq[0]
         want = 1000 * max(max(e["no_double"], min(e["double_take"], 1.0)) - min(e["double_take"], 1.0), 0.0)
         assert doubles[0][4] == pytest.approx(want, abs=0.01)

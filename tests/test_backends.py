@@ -173,15 +173,15 @@ def test_python_dash_m_runs_the_nardy_command():
 
 
 def test_bench_backends_reports_rates_and_identical_games(ray_instance):
-    from nardy_ai import bench
-    row = bench.bench_backends("backgammon", ["heuristic", "random"], games=4, jobs=2, train_seconds=6,
-                               parallel_games=32)
+    from nardy_ai.bench.backends import bench_backends, format_backends
+    row = bench_backends("backgammon", ["heuristic", "random"], games=4, jobs=2, train_seconds=6,
+                         parallel_games=32)
     assert [r["runs"] for r in row["tournament"]][:2] == ["1 process", "2 processes"]
     assert row["tournament"][2]["runs"].startswith("Ray") and all(r["same_games"] for r in row["tournament"])
     assert [(r["backend"], r["actors"]) for r in row["train"]] == [("local", 0), ("ray", 1), ("ray", 2)]
     assert all(r["games_per_s"] > 0 and r["games"] > 0 for r in row["train"])
     assert row["tournament"][0]["ratio"] == row["train"][0]["ratio"] == 1.0
-    text = bench.format_backends(row)
+    text = format_backends(row)
     assert "machine:" in text and "games/s" in text and "self-play training" in text
     assert ray_instance.is_initialized()                 # the bench leaves a running instance alone
 

@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 
 from nardy_ai.agents.base import Agent
-from nardy_ai.bench_cube import CLEAR_MARGIN, load_cube_positions, score_agent
+from nardy_ai.bench.cube import (CLEAR_MARGIN, EQUITY_BINS, WIN_BINS, load_cube_positions,
+                                 sample_cube_candidates, score_agent)
+from nardy_ai.board import OFF, OPP_OFF
 from nardy_ai.cli import main
-from nardy_ai.cube import CubeViews
+from nardy_ai.cube import Stakes, stakes_variant
 from nardy_ai.errors import FormatError
+from nardy_ai.model import NeuralEvaluator, save_checkpoint
 
 
 class Fixed(Agent):
@@ -75,7 +78,7 @@ def test_agents_see_the_cube_from_their_side():
     agent = Fixed(True, True)
     score_agent(agent, cset)
     (_, dbl), (_, tk) = agent.seen
-    assert isinstance(dbl, CubeViews) and len(dbl) == len(cset.boards)
+    assert isinstance(dbl, Stakes) and len(dbl) == len(cset.boards)
     owned = np.array(cset.owner) == "mover"
     assert (dbl.access[owned] == 1).all() and (dbl.access[~owned] == 0).all()
     assert (tk.access == np.where(owned, -1, 0)[cset.reference()["take_scored"]]).all()
@@ -111,3 +114,26 @@ def test_by_class_figures_add_up_to_the_clear_ones():
     assert sum(x["double_decisions"] for x in parts) == r["clear"]["double_decisions"]
     assert sum(x["take_decisions"] for x in parts) == r["clear"]["take_decisions"]
     assert {"contact", "race"} <= set(r["clear_by_class"])
+
+
+@pytest.mark.parametrize("name, stakes, edges", [("backgammon", "cube", EQUITY_BINS),
+                                                 ("long", "dave-geometric", WIN_BINS)])
+def test_sampled_candidates_are_distinct_running_positions_spread_over_the_bins(tmp_path, name, stakes, edges):
+    """The set builder's sampler (self-play of the source on the game driver): distinct
+    positions of running games, at most a fifth of ``n`` in each bin of the measure (the
+    cubeless equity with the cube, the win chance with dave), the same ones for the same seed.
+    Backgammon's source is an untrained net, long nardy's the shipped champion (an untrained
+    net's win chances fall below the lowest bin)."""
+    variant, source = stakes_variant(name, stakes), None
+    if name == "backgammon":
+        source = str(tmp_path / "net.pt")
+        save_checkpoint(source, {"evaluator": NeuralEvaluator.create(variant, hidden=(8,), seed=1,
+                                                                      device="cpu").state()})
+    boards, measure = sample_cube_candidates(20, seed=2, source=source, games=16, plies=40, variant=variant)
+    assert len(boards) == len(measure) > 0
+    assert len(np.unique(boards, axis=0)) == len(boards)
+    assert (boards[:, OFF] < 15).all() and (boards[:, OPP_OFF] < 15).all()
+    assert ((measure >= edges[0]) & (measure < edges[-1])).all()
+    assert (np.histogram(measure, edges)[0] <= 4).all()
+    again, _ = sample_cube_candidates(20, seed=2, source=source, games=16, plies=40, variant=variant)
+    assert np.array_equal(again, boards)

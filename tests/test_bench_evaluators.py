@@ -1,4 +1,4 @@
-"""The evaluator benchmark (nardy_ai/bench.py, ``nardy bench evaluators``): the shipped
+"""The evaluator benchmark (nardy_ai/bench/evaluators.py, ``nardy bench evaluators``): the shipped
 position sets and how choices are judged against their reference."""
 
 import json
@@ -8,17 +8,18 @@ import pytest
 
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.base import Agent, segment_argmax
-from nardy_ai.bench import (BLUNDER, EVALUATOR_SET_VERSION, bench_evaluators,
-                            build_evaluator_positions, class_figures, distinct_decisions,
-                            evaluator_positions_path, format_evaluators, load_evaluator_positions,
-                            reference_rows, rollout_candidates, rollout_reference,
-                            strong_play_positions)
+from nardy_ai.bench.evaluators import (BLUNDER, EVALUATOR_SET_VERSION, bench_evaluators,
+                                       build_evaluator_positions, class_figures,
+                                       evaluator_positions_path, format_evaluators,
+                                       load_evaluator_positions, reference_rows, rollout_candidates,
+                                       rollout_reference)
+from nardy_ai.bench.positions import distinct_decisions, strong_play_positions
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.cli import main
 from nardy_ai.errors import FormatError, NardyError, UnknownAgent
 from nardy_ai.model import NeuralEvaluator, save_checkpoint
 from nardy_ai.movegen import generate
-from nardy_ai.search import neural_evaluation, search_equity
+from nardy_ai.search import search_equity
 from nardy_ai.variants import get_variant
 
 VARIANTS = ("backgammon", "long")
@@ -248,8 +249,8 @@ def test_rollout_reference_values_candidates_by_rollout_and_the_rest_by_1ply(tmp
     # Truncated at 0 plies a rollout is the net's own 0-ply value, whatever the dice.
     eq, fields = rollout_reference(after, "long", f"td:{net}", games=72, truncate=0, batches=2,
                                    max_candidates=3, window=0.05)
-    zero = search_equity(after.boards, neural_evaluation(ev), 0)
-    one = search_equity(after.boards, neural_evaluation(ev), 1)
+    zero = search_equity(after.boards, ev, 0)
+    one = search_equity(after.boards, ev, 1)
     cand = rollout_candidates(one, after.offsets, 3, 0.05)
     assert fields["candidates"] == cand.sum() and fields["difference_se_rms"] == pytest.approx(0, abs=1e-12)
     assert np.allclose(eq[cand], zero[cand])
@@ -304,7 +305,7 @@ def test_a_built_set_loads_back_with_its_header(variant, tmp_path):
     else:
         # Stored to 5 decimals by the set's agent (on CUDA where present; ev is on the CPU):
         # a last-place rounding may differ.
-        assert np.allclose(eq, np.round(search_equity(after.boards, neural_evaluation(ev), 0), 5),
+        assert np.allclose(eq, np.round(search_equity(after.boards, ev, 0), 5),
                            rtol=0, atol=1.5e-5)
     r = bench_evaluators(variant, ["random"], path=str(path))
     assert r["set_version"] == 7 and r["classes"] == {c: quotas.get(c, 0) for c in class_names(variant)}

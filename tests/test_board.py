@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from nardy_ai.bench import random_positions
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import (BAR, OFF, OPP_BAR, OPP_OFF, board_from_json, board_to_json, flip,
                             pip_counts, start_board, validate, validate_dice)
 from nardy_ai.errors import FormatError, InvalidDice, InvalidPosition, UnknownVariant

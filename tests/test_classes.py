@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from movegen_helpers import pos
-from nardy_ai.bench import random_positions
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import flip, start_board
 from nardy_ai.classes import class_names, position_classes
 

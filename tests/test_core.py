@@ -14,6 +14,7 @@ from nardy_ai import core
 from nardy_ai.agents import make_agent
 from nardy_ai.board import OFF, flip, start_board
 from nardy_ai.cube import CENTRE
+from nardy_ai.errors import IllegalCubeAction
 from nardy_ai.game import GameRecord, play_games, replay
 from nardy_ai.variants import parse_variant_spec
 
@@ -122,17 +123,22 @@ def test_stakes_take_beaver_and_refuse():
     assert games.stakes.value.tolist() == [1, 1, 1] and (games.stakes.owner == CENTRE).all()
     idx = np.arange(3)
     assert core.may_double(games, idx).all()
-    g = core.take(games, np.array([0]), 1)
+    g = core.cube_action(games, idx, np.array([0, 1, 1]), "double")
+    assert not core.may_double(g, idx).any()                    # raises await their answers
+    g = core.cube_action(g, np.array([0]), 1, "take")
     assert g.stakes.value[0] == 2 and g.stakes.owner[0] == 1 and g.stakes.turned[0]
     assert core.may_double(g, np.array([0])).tolist() == [g.turn[0] == 1]
-    g = core.beaver(g, np.array([1]), 0)
-    g = core.take_beaver(g, np.array([1]))
+    g = core.cube_action(g, np.array([1]), 0, "beaver")
+    g = core.cube_action(g, np.array([1]), 1, "take")
     assert g.stakes.value[1] == 4 and g.stakes.owner[1] == 0
-    g = core.refuse(g, np.array([2]), 1)
+    g = core.cube_action(g, np.array([2]), 0, "pass")
     assert g.over[2] and g.passed[2] and g.winner[2] == 1 and g.points[2] == 1 and g.level[2] == 1
     assert not core.may_double(g, np.array([2]))[0]
+    with pytest.raises(IllegalCubeAction, match="CUBE-1"):
+        core.cube_action(g, np.array([0]), 0, "double")         # player 1 owns the cube
     dave, _ = core.start("long", 1, np.random.default_rng(0), stakes="dave-arithmetic")
-    dave = core.take(core.take(dave, np.array([0]), 1), np.array([0]), 0)
+    for player in (0, 1):
+        dave = core.cube_action(core.cube_action(dave, [0], player, "double"), [0], 1 - player, "take")
     assert dave.stakes.value[0] == 3
 
 
@@ -170,23 +176,24 @@ def test_restart_and_random_play_to_the_end():
 def test_cube_views_are_the_stakes_seen_by_the_decider():
     """One representation: agents see the core's stakes arrays (CUBE-1 access, BG-J turned),
     as arrays or, iterated, as the protocol's dicts; dicts read back to the same arrays."""
-    from nardy_ai.cube import CubeViews
+    from nardy_ai.cube import Stakes
     v = parse_variant_spec("backgammon")
     games, _ = core.start(v, 3, np.random.default_rng(0), stakes="cube")
-    games = core.take(games, np.array([1, 2]), 1)        # player 1 owns the cube at 2 in games 1, 2
+    games = core.cube_action(games, np.array([1, 2]), 0, "double")
+    games = core.cube_action(games, np.array([1, 2]), 1, "take")    # player 1 owns the cube at 2 in games 1, 2
     views = games.stakes.views(np.arange(3), np.array([0, 1, 0]))
     assert views.access.tolist() == [0, 1, -1] and views.value.tolist() == [1, 2, 2]
     assert views.next.tolist() == [2, 4, 4] and views.turned.tolist() == [False, True, True]
     dicts = list(views)
     assert dicts[0] == {"value": 1, "owner": "centre", "next": 2, "turned": False, "stakes": "cube"}
     assert [d["owner"] for d in dicts] == ["centre", "mover", "opponent"]
-    back = CubeViews.from_dicts(dicts, games.variant)
+    back = Stakes.from_dicts(dicts, games.variant)
     for name in ("value", "access", "next", "turned", "on_roll"):
         assert np.array_equal(getattr(back, name), getattr(views, name)), name
     beaver = games.stakes.views(np.array([1]), np.array([1]), on_roll=True)
     assert beaver[0]["on_roll"] is True
     dave, _ = core.start("long", 1, np.random.default_rng(0), stakes="dave-arithmetic")
-    dave = core.take(dave, np.array([0]), 0)
+    dave = core.cube_action(core.cube_action(dave, [0], 1, "double"), [0], 0, "take")
     assert dave.stakes.views(np.array([0]), np.array([1])).next.tolist() == [3]   # CUBE-D: +1
 
 

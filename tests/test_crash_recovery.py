@@ -144,18 +144,6 @@ def test_kill_9_of_training_then_resume_metrics_never_go_backwards(tmp_path):
     assert games == sorted(games) and games[-1] >= killed_at + 96
 
 
-def test_one_trainer_at_a_time_in_a_run_folder(tmp_path):
-    run = tmp_path / "run"
-    Trainer(small_config(), str(run), config_text="# x\n").run(total_games=32, progress=False)
-    first = Trainer(small_config(), str(run), resume=True)           # holds the folder
-    tb, lines = sorted(os.listdir(run / "tb")), (run / "metrics.jsonl").read_bytes()
-    with pytest.raises(NardyError, match="another nardy train is running in"):
-        Trainer(small_config(), str(run), resume=True)
-    assert sorted(os.listdir(run / "tb")) == tb and (run / "metrics.jsonl").read_bytes() == lines
-    first.run(total_games=64, progress=False)                         # done: the folder is free again
-    Trainer(small_config(), str(run), resume=True).close()
-
-
 def test_a_diverging_run_stops_keeping_the_last_good_checkpoint(tmp_path):
     run = tmp_path / "run"
     t = Trainer(small_config(), str(run))
@@ -233,16 +221,9 @@ def test_kill_9_of_a_distillation_run_mid_label_then_resume_gives_the_same_nets(
     """``[method] kind = "distill"`` on 2 processes, killed -9 once label chunks are on disk:
     the workers end with it, ``nardy train --out DIR --resume`` alone continues, at most the
     chunks in flight are labelled again, and the nets are those of a run never killed."""
-    from nardy_ai.model import save_checkpoint
-    from nardy_ai.netset import NetSet
-    from test_pipeline_distill import recipe, same_weights, toml_text, weights
+    from pipeline_helpers import make_teacher, recipe, same_weights, toml_text, weights
     from training.distill import DistillRun
-    net = {"encoder": "expert", "hidden": (16,)}
-    ev = NetSet.create("backgammon", {"contact": net, "crashed": net, "race": net, "bearoff": "database"},
-                       seed=0, device="cpu")
-    teacher = str(tmp_path / "teacher.pt")
-    save_checkpoint(teacher, {"kind": "search_targets", "evaluator": ev.state(), "generation": 0})
-    d = recipe(teacher, label={"chunk": 20})
+    d = recipe(make_teacher(str(tmp_path / "teacher.pt")), label={"chunk": 20})
     cfg = tmp_path / "r.toml"
     cfg.write_text(toml_text(d))
     ref = tmp_path / "ref"

@@ -2,6 +2,8 @@
 CUBE-D, LN-8 with hand-built sequences; Janowski's cubeful equity; bot cube decisions on clear
 positions; tournaments with stakes."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,7 @@ from nardy_ai.agents.base import Agent
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.board import flip, start_board
 from nardy_ai.cli import main
-from nardy_ai.cube import CENTRE, CubeState, apply, game_points
+from nardy_ai.cube import CENTRE, NOBODY, Stakes, apply, may_double
 from nardy_ai.errors import FormatError, IllegalCubeAction, UnknownOption
 from nardy_ai.game import GameRecord, play_games, read_jsonl, replay
 from nardy_ai.model import NeuralEvaluator
@@ -21,69 +23,101 @@ from nardy_ai.variants import parse_variant_spec, with_options
 BG = with_options("backgammon", stakes="cube")
 
 
-def run(state, *steps, v=BG):
+def new(v=BG):
+    """One game's stakes at the start (a batch of one)."""
+    return Stakes.start(v, 1)
+
+
+def run(state, *steps):
     for player, action in steps:
-        state = apply(state, player, action, v)
+        state = apply(state, player, action)
     return state
+
+
+def one(s):
+    """The one game's ``(value, owner, offer, beavered, turned, autos, winner)`` as ints."""
+    return {k: int(getattr(s, k)[0]) for k in ("value", "owner", "offer", "beavered", "turned", "autos", "winner")}
+
+
+def game_points(s, level, v):
+    return int(cube.game_points(s, [level], v)[0])
 
 
 # --- the rules as data ----------------------------------------------------------------------
 
 def test_cube_1_double_take_pass_and_access():
-    s = run(CubeState(), (0, "double"), (1, "take"))
-    assert (s.value, s.owner, s.turned) == (2, 1, True)
+    s = run(new(), (0, "double"), (1, "take"))
+    assert (one(s)["value"], one(s)["owner"], one(s)["turned"]) == (2, 1, True)
     with pytest.raises(IllegalCubeAction, match="CUBE-1.*owns the cube"):
-        apply(s, 0, "double", BG)                         # only the owner may redouble
+        apply(s, 0, "double")                             # only the owner may redouble
     s = run(s, (1, "double"), (0, "take"), (0, "double"), (1, "take"))
-    assert (s.value, s.owner) == (8, 1)                   # no limit on redoubles
+    assert (one(s)["value"], one(s)["owner"]) == (8, 1)   # no limit on redoubles
     s = run(s, (1, "double"), (0, "pass"))
-    assert (s.winner, s.points) == (1, 8)                 # a pass loses the current stake
+    assert (one(s)["winner"], one(s)["value"]) == (1, 8)  # a pass loses the current stake
     with pytest.raises(IllegalCubeAction, match="CUBE-1"):
-        apply(s, 0, "double", BG)
-    pending = apply(CubeState(), 1, "double", BG)        # from the centre either player may double
+        apply(s, 0, "double")
+    pending = apply(new(), 1, "double")                   # from the centre either player may double
     for player, action in ((1, "take"), (1, "pass"), (0, "double"), (1, "double")):
         with pytest.raises(IllegalCubeAction, match="CUBE-1"):
-            apply(pending, player, action, BG)
+            apply(pending, player, action)
     with pytest.raises(IllegalCubeAction, match="CUBE-1"):
-        apply(CubeState(), 0, "take", BG)                 # nothing to answer
+        apply(new(), 0, "take")                           # nothing to answer
+    with pytest.raises(IllegalCubeAction, match="CUBE-1.*unknown cube action"):
+        apply(pending, 0, "redouble")
+
+
+def test_a_batch_checks_every_game_and_names_the_one_that_breaks_the_rule():
+    """A single game is a batch of one: the same checks over many games at once, each game's
+    own player; an illegal action in one game refuses the whole call and names that game."""
+    s = Stakes.start(BG, 3)
+    s = apply(s, [0, 1, 0], "double")
+    s = apply(s, 1, "take", [0, 2])                       # game 1's raise is still pending
+    assert s.value.tolist() == [2, 1, 2] and s.owner.tolist() == [1, CENTRE, 1]
+    assert s.offer.tolist() == [NOBODY, 1, NOBODY]
+    assert may_double(s, [0, 0, 1]).tolist() == [False, False, True]
+    with pytest.raises(IllegalCubeAction, match=r"CUBE-1: player 0 may not double.*owns the cube \(game 0\)"):
+        apply(s, [1, 0], "double", [2, 0])                # legal in game 2, not in game 0
+    assert s.offer.tolist() == [NOBODY, 1, NOBODY]        # the stakes given are unchanged
+    s = apply(s, 0, "pass", [1])
+    assert s.winner.tolist() == [NOBODY, 1, NOBODY] and not may_double(s, 1, [1])[0]
 
 
 def test_bg_b_beaver_keeps_the_cube_and_the_doubler_takes_or_passes_at_the_new_value():
     with pytest.raises(IllegalCubeAction, match="BG-B.*off"):
-        run(CubeState(), (0, "double"), (1, "beaver"))
+        run(new(), (0, "double"), (1, "beaver"))
     v = with_options(BG, beaver=True)
-    s = run(CubeState(), (0, "double"), (1, "beaver"), v=v)
-    assert (s.value, s.owner, s.offer, s.beavered) == (2, 1, 1, True)
+    s = run(new(v), (0, "double"), (1, "beaver"))
+    assert (one(s)["value"], one(s)["owner"], one(s)["offer"], one(s)["beavered"]) == (2, 1, 1, True)
     with pytest.raises(IllegalCubeAction, match="BG-B"):
-        apply(s, 0, "beaver", v)                          # no beaver of a beaver
-    taken = apply(s, 0, "take", v)
-    assert (taken.value, taken.owner) == (4, 1)           # the beaverer keeps the cube
+        apply(s, 0, "beaver")                             # no beaver of a beaver
+    taken = apply(s, 0, "take")
+    assert (one(taken)["value"], one(taken)["owner"]) == (4, 1)   # the beaverer keeps the cube
     with pytest.raises(IllegalCubeAction, match="CUBE-1"):
-        apply(taken, 0, "double", v)
-    passed = apply(s, 0, "pass", v)
-    assert (passed.winner, passed.points) == (1, 2)
+        apply(taken, 0, "double")
+    passed = apply(s, 0, "pass")
+    assert (one(passed)["winner"], one(passed)["value"]) == (1, 2)
 
 
 def test_bg_j_jacoby_counts_gammons_single_while_the_cube_was_never_turned():
     v = with_options(BG, jacoby=True)
-    assert [game_points(CubeState(), lv, v) for lv in (1, 2, 3)] == [1, 1, 1]
-    turned = run(CubeState(), (0, "double"), (1, "take"), v=v)
+    assert [game_points(new(v), lv, v) for lv in (1, 2, 3)] == [1, 1, 1]
+    turned = run(new(v), (0, "double"), (1, "take"))
     assert [game_points(turned, lv, v) for lv in (1, 2, 3)] == [2, 4, 6]
     assert [game_points(turned, lv, BG) for lv in (1, 2, 3)] == [2, 4, 6]
-    assert game_points(CubeState(), 3, BG) == 3
-    auto = apply(CubeState(), -1, "auto", with_options(v, murphy_cap=1))
+    assert game_points(new(), 3, BG) == 3
+    auto = apply(new(with_options(v, murphy_cap=1)), -1, "auto")
     assert game_points(auto, 2, v) == 2                   # an automatic double turns no cube
 
 
 def test_bg_m_automatic_doubles_with_their_cap():
     v = with_options(BG, murphy_cap=2)
-    s = run(CubeState(), (-1, "auto"), (-1, "auto"), v=v)
-    assert (s.value, s.owner, s.autos) == (4, CENTRE, 2)  # the cube stays in the middle
+    s = run(new(v), (-1, "auto"), (-1, "auto"))
+    assert (one(s)["value"], one(s)["owner"], one(s)["autos"]) == (4, CENTRE, 2)  # the cube stays in the middle
     with pytest.raises(IllegalCubeAction, match="BG-M"):
-        apply(s, -1, "auto", v)
+        apply(s, -1, "auto")
     with pytest.raises(IllegalCubeAction, match="BG-M"):
-        apply(CubeState(), -1, "auto", BG)                # the option is off
-    assert run(s, (1, "double"), (0, "take"), v=v).value == 8
+        apply(new(), -1, "auto")                          # the option is off
+    assert one(run(s, (1, "double"), (0, "take")))["value"] == 8
 
 
 def test_bg_m_in_the_runner_one_automatic_double_per_equal_lot_up_to_the_cap():
@@ -107,33 +141,33 @@ def test_bg_m_in_the_runner_one_automatic_double_per_equal_lot_up_to_the_cap():
 def test_cube_d_dave_alternates_and_grows_geometrically_or_arithmetically():
     for prog, values in (("geometric", [2, 4, 8, 16]), ("arithmetic", [2, 3, 4, 5])):
         v = with_options("long_dave", dave_progression=prog)
-        s = cube.new_state(v)
-        assert (s.kind, s.progression, s.owner) == ("dave", prog, CENTRE)
+        s = new(v)
+        assert (s.kind, s.progression, one(s)["owner"]) == ("dave", prog, CENTRE)
         got, offerer = [], 1                             # at the start either may offer
         for _ in values:
-            if s.owner == CENTRE:
-                assert cube.may_double(s, 0) and cube.may_double(s, 1)
+            if one(s)["owner"] == CENTRE:
+                assert may_double(s, 0)[0] and may_double(s, 1)[0]
             else:
-                assert cube.may_double(s, offerer) and not cube.may_double(s, 1 - offerer)
+                assert may_double(s, offerer)[0] and not may_double(s, 1 - offerer)[0]
                 with pytest.raises(IllegalCubeAction, match="CUBE-D.*other player"):
-                    apply(s, 1 - offerer, "double", v)
-            s = run(s, (offerer, "double"), (1 - offerer, "take"), v=v)
-            got.append(s.value)
+                    apply(s, 1 - offerer, "double")
+            s = run(s, (offerer, "double"), (1 - offerer, "take"))
+            got.append(one(s)["value"])
             offerer = 1 - offerer                         # after a raise only the other may offer
         assert got == values
-        refused = run(s, (offerer, "double"), (1 - offerer, "pass"), v=v)
-        assert (refused.winner, refused.points) == (offerer, values[-1])
+        refused = run(s, (offerer, "double"), (1 - offerer, "pass"))
+        assert (one(refused)["winner"], one(refused)["value"]) == (offerer, values[-1])
         with pytest.raises(IllegalCubeAction, match="BG-B"):
-            run(cube.new_state(v), (0, "double"), (1, "beaver"), v=v)
+            run(new(v), (0, "double"), (1, "beaver"))
         with pytest.raises(IllegalCubeAction, match="BG-M"):
-            apply(cube.new_state(v), -1, "auto", v, cap=3)
+            apply(replace(new(v), murphy_cap=3), -1, "auto")     # not with dave, whatever the cap
 
 
 def test_ln_8_no_mars_with_dave_the_winner_takes_the_stake():
     for name in ("long_dave", "backgammon"):
         v = cube.stakes_variant(name, "dave-arithmetic")
-        s = run(cube.new_state(v), (0, "double"), (1, "take"), (1, "double"), (0, "take"), v=v)
-        assert s.value == 3 and [game_points(s, lv, v) for lv in (1, 2, 3)] == [3, 3, 3]
+        s = run(new(v), (0, "double"), (1, "take"), (1, "double"), (0, "take"))
+        assert one(s)["value"] == 3 and [game_points(s, lv, v) for lv in (1, 2, 3)] == [3, 3, 3]
     assert cube.stakes_variant("long", "dave-geometric").scoring == (1, 2)
     assert cube.stakes_variant(with_options("long", koks=True), "dave").koks is False
 
@@ -214,6 +248,10 @@ def test_runner_doubles_alternate_and_a_pass_ends_the_game():
     tampered = GameRecord.from_json(recs[0].to_json())
     tampered.stake *= 2
     with pytest.raises(FormatError, match="stake"):
+        replay([tampered])
+    tampered = GameRecord.from_json(recs[0].to_json())
+    tampered.cube[0][1] = "white"                         # a player that is not 0, 1 (or -1: auto)
+    with pytest.raises(FormatError, match="cube entry"):
         replay([tampered])
 
 

@@ -13,11 +13,11 @@ from nardy_ai.agents import make_agent
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.board import OFF, OPP_OFF, flip, mirror_index, start_board
 from nardy_ai.classes import class_names, position_classes
-from nardy_ai.cube import CubeViews, cube_life
+from nardy_ai.cube import Stakes, cube_life
 from nardy_ai.cubeful import double_equities, node_values, take_equities
 from nardy_ai.model import NeuralEvaluator, save_checkpoint
 from nardy_ai.movegen import generate
-from nardy_ai.search import ROLLS, ROLL_WEIGHTS, neural_evaluation
+from nardy_ai.search import ROLLS, ROLL_WEIGHTS, cubeless
 from nardy_ai.variants import with_options
 
 from movegen_helpers import hand_board
@@ -83,9 +83,9 @@ def test_two_ply_cubeful_recursion_with_a_redouble_inside_by_hand():
     No double: win 1 now, else the opponent doubles (its double/take 20/36 beats 10/36) and we
     take: -20/36.  Double/take: win 2 now, else the opponent redoubles to 4 (40/36 beats 20/36)
     and we take: -40/36.  So ND = 568/1296, DT = 1136/1296: double, take."""
-    ev = neural_evaluation(LoneCheckers(BG))
+    ev = LoneCheckers(BG)
     b = last_checkers(BG, 7, 7)[None]
-    centred = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], BG)
+    centred = Stakes.from_dicts([{"value": 1, "owner": "centre"}], BG)
     nd, dt, best = node_values(b, centred, ev, 2)
     q = Fraction(23, 36)
     assert nd[0] == pytest.approx(float(q - (1 - q) * 2 * (2 * q - 1)))
@@ -98,16 +98,16 @@ def test_two_ply_cubeful_recursion_with_a_redouble_inside_by_hand():
     assert t.tolist() == [True] and teq[0]["take"] == pytest.approx(-1136 / 1296)
     # With the cube owned by the opponent the player may not double: ND only, and the
     # opponent's redouble inside is from 2 to 4.
-    theirs = CubeViews.from_dicts([{"value": 2, "owner": "opponent"}], BG)
+    theirs = Stakes.from_dicts([{"value": 2, "owner": "opponent"}], BG)
     nd2, dt2, best2 = node_values(b, theirs, ev, 2)
     assert np.isnan(dt2[0]) and best2[0] == nd2[0]
     assert nd2[0] == pytest.approx(float(2 * q - (1 - q) * 4 * (2 * q - 1)))
 
 
 def test_one_ply_uses_janowski_at_the_leaves_with_the_opponents_cube_decision():
-    ev = neural_evaluation(LoneCheckers(BG))
+    ev = LoneCheckers(BG)
     b = last_checkers(BG, 7, 7)[None]
-    centred = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], BG)
+    centred = Stakes.from_dicts([{"value": 1, "owner": "centre"}], BG)
     nd, dt, _ = node_values(b, centred, ev, 1)
     q = 23 / 36
     # The opponent's node after our failure: it is on roll with q, we are home; a race, x by
@@ -130,12 +130,12 @@ def test_dave_raise_and_accept_values_under_both_progressions(progression):
     free to offer).  Raising: 1 -> 2; the opponent, failing that, raises again to the stake after
     2 (4 geometric, 3 arithmetic) and we accept.  Dave wins the stake (no mars)."""
     v = DAVE[progression]
-    ev = neural_evaluation(LoneCheckers(v))
+    ev = LoneCheckers(v)
     b = last_checkers(v, 7, 7)
     q = bear_chance(v, 7)
     assert 0.5 < q < 0.75                               # an offer that is accepted
     stakes = [1, 2, 4] if progression == "geometric" else [1, 2, 3]
-    cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], v)
+    cubes = Stakes.from_dicts([{"value": 1, "owner": "centre"}], v)
     nd, dt, best = node_values(b[None], cubes, ev, 2)
     s0, s1, s2 = stakes
     # No raise: win s0 now, else the opponent raises to s1 (s1 (2q-1) beats s0 (2q-1)).
@@ -177,10 +177,10 @@ def test_agents_decide_the_cube_at_their_depth_and_pipcube_uses_the_pip_rule(tmp
     net = NeuralEvaluator.create("backgammon", hidden=(8,), seed=3, device="cpu")
     boards = np.stack([start_board("backgammon"), hand_board({1: 8, 2: 7, 19: -15})])
     cubes = [{"value": 1, "owner": "centre"}] * 2
-    ev = neural_evaluation(net)
+    ev = net
     for plies in (0, 1):
         d, eq = NeuralAgent(net, plies=plies).double(boards, cubes, BG)
-        nd, dt, _ = node_values(boards, CubeViews.from_dicts(cubes, BG), ev, plies)
+        nd, dt, _ = node_values(boards, Stakes.from_dicts(cubes, BG), ev, plies)
         assert [e["no_double"] for e in eq] == pytest.approx(nd.tolist())
         assert [e["double_take"] for e in eq] == pytest.approx(dt.tolist())
     path = tmp_path / "net.pt"
@@ -211,9 +211,9 @@ def test_cubeful_rollout_truncated_after_one_ply_is_the_one_ply_lookahead():
     from nardy_ai.cube_rollout import cubeful_rollout
     agent = NeuralAgent(LoneCheckers(BG))
     b = np.stack([last_checkers(BG, 7, 7), last_checkers(BG, 7, 5)])
-    cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}, {"value": 2, "owner": "mover"}], BG)
+    cubes = Stakes.from_dicts([{"value": 1, "owner": "centre"}, {"value": 2, "owner": "mover"}], BG)
     r = cubeful_rollout(b, cubes, BG, agent, games=36, truncate=1)
-    nd, dt, _ = node_values(b, cubes, agent.evaluation, 1)
+    nd, dt, _ = node_values(b, cubes, agent.evaluator, 1)
     assert r.no_double == pytest.approx(nd / cubes.value)
     assert r.double_take == pytest.approx(dt / cubes.value)
     assert np.all(r.double_pass == 1.0)
@@ -226,7 +226,7 @@ def test_cubeful_rollout_plays_both_branches_on_the_same_dice():
     from nardy_ai import cube_rollout
     agent = NeuralAgent(LoneCheckers(BG))
     b = last_checkers(BG, 7, 7)[None]
-    cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], BG)
+    cubes = Stakes.from_dicts([{"value": 1, "owner": "centre"}], BG)
     pts = cube_rollout._play_chunk(b, cubes, BG, agent, 1296, None, 0, np.random.default_rng(0), 100)
     nd, dt = pts[:1296], pts[1296:]
     q = Fraction(23, 36)
@@ -242,7 +242,7 @@ def test_a_long_dave_cube_set_reads_its_stakes_and_scores_agents(tmp_path):
     """A set whose header names dave stakes (own cubeful rollouts as the reference, long
     nardy): its stakes are dave with the next stake of the progression; agents are scored."""
     import json
-    from nardy_ai.bench_cube import bench_cube, load_cube_positions
+    from nardy_ai.bench.cube import bench_cube, load_cube_positions
     from nardy_ai.board import board_to_json
     v = DAVE["arithmetic"]
     boards = [last_checkers(v, 7, 7), start_board("long")]
@@ -268,15 +268,15 @@ def test_under_dave_neural_agents_rank_plays_by_the_win_chance():
     ranked by 2p - 1, not by its mars-weighted equity (stakes_aware=False keeps the latter)."""
     net = NeuralEvaluator.create("long", hidden=(8,), seed=2, device="cpu")
     probs = np.array([[0.6, 0.0, 0.0], [0.5, 0.4, 0.0]])
-    plain = NeuralAgent(net).evaluation_for(with_options("long"))
-    dave = NeuralAgent(net).evaluation_for(DAVE["geometric"])
-    legacy = NeuralAgent(net, stakes_aware=False).evaluation_for(DAVE["geometric"])
-    assert plain.equity(probs) == pytest.approx([0.2, 0.4])
-    assert dave.equity(probs) == pytest.approx([0.2, 0.0])
-    assert legacy.equity(probs) == pytest.approx([0.2, 0.4])
+    plain = NeuralAgent(net).rank_for(with_options("long")) or cubeless(net)
+    dave = NeuralAgent(net).rank_for(DAVE["geometric"])
+    legacy = NeuralAgent(net, stakes_aware=False).rank_for(DAVE["geometric"])
+    assert plain(probs) == pytest.approx([0.2, 0.4])
+    assert dave(probs) == pytest.approx([0.2, 0.0])
+    assert legacy is None
     # The cube decisions read the game's stakes too: W = L = 1 under dave whatever the net says.
     b = start_board("long")[None]
-    cubes = CubeViews.from_dicts([{"value": 1, "owner": "centre"}], DAVE["arithmetic"])
+    cubes = Stakes.from_dicts([{"value": 1, "owner": "centre"}], DAVE["arithmetic"])
     _, eq = NeuralAgent(net).double(b, cubes, DAVE["arithmetic"])
     p = eq[0]["p"]
     x = cube_life(b, DAVE["arithmetic"])[0]
@@ -311,9 +311,9 @@ def test_a_parent_variants_net_plays_its_family_and_the_default_tournaments_use_
 def test_raised_stakes_follow_the_progression_and_the_holder():
     """CUBE-1 / CUBE-D: after a taken raise the stake is ``next``; the player on roll holds the
     cube (it took) or not (it was the doubler), and its next stake follows the progression."""
-    cubes = CubeViews.from_dicts([{"value": 2, "owner": "opponent"}], BG)
-    r = cubes.raised("geometric")
+    cubes = Stakes.from_dicts([{"value": 2, "owner": "opponent"}], BG)
+    r = cubes.raised()
     assert (r.value[0], r.access[0], r.next[0], bool(r.turned[0])) == (4, 1, 8, True)
-    dave = CubeViews.from_dicts([{"value": 3, "owner": "centre", "next": 4}], BG)
-    r = dave.raised("arithmetic", access=-1)
+    dave = Stakes.from_dicts([{"value": 3, "owner": "centre", "next": 4}], DAVE["arithmetic"])
+    r = dave.raised(access=-1)
     assert (r.value[0], r.access[0], r.next[0], bool(r.turned[0])) == (4, -1, 5, True)

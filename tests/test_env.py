@@ -106,7 +106,7 @@ def test_features_encode_the_afterstates_in_one_call():
 
 
 def test_encoders_stay_inside_the_feature_bound():
-    from nardy_ai.bench import random_positions
+    from nardy_ai.bench.positions import random_positions
     for variant in ("backgammon", "long"):
         pos = random_positions(variant, 32, 150, seed=1)
         for name, enc in ENCODERS.items():

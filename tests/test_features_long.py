@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from nardy_ai import movegen
-from nardy_ai.bench import random_positions
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import OFF, OPP_OFF, flip, start_board, validate
 from nardy_ai.classes import long_contact
 from nardy_ai.encoding import ENCODERS, encode_long, encode_long_expert, get_encoder

@@ -11,7 +11,7 @@ import pytest
 from movegen_helpers import hand_board
 from reference_movegen import _candidates
 from nardy_ai import features_short as fs
-from nardy_ai.bench import random_positions
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import OPP_BAR, flip
 from nardy_ai.encoding import ENCODERS, encode_tdgammon, get_encoder
 from nardy_ai.features_short import COLUMN, FEATURE_NAMES, PER_SIDE, RANGES, ROLLS, expert_features

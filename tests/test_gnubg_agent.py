@@ -82,8 +82,8 @@ def test_our_search_over_gnubg_0ply_equals_gnubg_1ply_and_2ply():
     """An independent check of nardy_ai.search and of the board mapping: expectimax over
     gnubg's own 0-ply evaluation reproduces gnubg's 1- and 2-ply evaluations."""
     gnubg = pytest.importorskip("gnubg")
-    from nardy_ai.model import equity, flip_outcomes, outcome_targets
-    from nardy_ai.search import Evaluation, afterstate_values
+    from nardy_ai.model import flip_outcomes
+    from nardy_ai.search import afterstate_values
 
     gnubg_agent.load_gnubg()
     cube = gnubg.cubeinfo(1, -1, 1, 0, (0, 0), 0)
@@ -94,9 +94,9 @@ def test_our_search_over_gnubg_0ply_equals_gnubg_1ply_and_2ply():
                    for us, them in gnubg_boards(boards, BG).tolist()]
         return flip_outcomes(np.array(on_roll, float), BG)        # for the side that just moved
 
-    ev = Evaluation(BG, 5, probabilities, lambda p: flip_outcomes(p, BG), lambda p: equity(p, BG),
-                    lambda levels: outcome_targets(levels, BG))
+    ev = gnubg_agent.GnubgEvaluator(BG, 0)
     after = generate(start_board(BG)[None], np.array([[3, 1]]), BG).boards
+    assert ev.probabilities(after[:3]) == pytest.approx(probabilities(after[:3]), abs=1e-6)
     assert afterstate_values(after[:3], ev, 1) == pytest.approx(probabilities(after[:3], 1), abs=1e-6)
     assert afterstate_values(after[:1], ev, 2) == pytest.approx(probabilities(after[:1], 2), abs=1e-6)
 

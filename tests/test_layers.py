@@ -16,17 +16,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: rollouts); the jobs (tournaments, training); the front ends (benchmarks, the CLI).
 LAYERS = [
     ("rules", ["nardy_ai", "nardy_ai.errors", "nardy_ai.variants", "nardy_ai.board", "nardy_ai.movegen",
+               "nardy_ai.movegen_jit",
                "nardy_ai.scoring", "nardy_ai.cube", "nardy_ai.core", "nardy_ai.driver", "nardy_ai.notation",
                "nardy_ai.formats", "nardy_ai.render", "nardy_ai.classes", "nardy_ai.files",
                "nardy_ai.machine", "nardy_ai.stats", "nardy_ai.backends", "nardy_ai.registry"]),
     ("evaluation", ["nardy_ai.features_short", "nardy_ai.features_long", "nardy_ai.encoding",
-                    "nardy_ai.bearoff", "nardy_ai.model", "nardy_ai.netset", "nardy_ai.search",
-                    "nardy_ai.cubeful"]),
+                    "nardy_ai.bearoff", "nardy_ai.model", "nardy_ai.netset", "nardy_ai.pubeval",
+                    "nardy_ai.evaluator", "nardy_ai.search", "nardy_ai.cubeful"]),
     ("agents", ["nardy_ai.agents", "nardy_ai.agents.*"]),
-    ("play", ["nardy_ai.game", "nardy_ai.env", "nardy_ai.vector_env", "nardy_ai.aec", "nardy_ai.hint", "nardy_ai.protocol", "nardy_ai.rollout",
+    ("play", ["nardy_ai.bench.positions", "nardy_ai.bench.sets", "nardy_ai.game", "nardy_ai.env", "nardy_ai.vector_env", "nardy_ai.aec", "nardy_ai.hint", "nardy_ai.protocol", "nardy_ai.rollout",
               "nardy_ai.matfile", "nardy_ai.shipping", "nardy_ai.cube_rollout"]),
-    ("jobs", ["nardy_ai.tournament", "nardy_ai.tournament.*", "nardy_ai.analysis", "nardy_ai.bench_cube", "training", "training.*"]),
-    ("front", ["nardy_ai.bench", "nardy_ai.report", "nardy_ai.bench_env", "nardy_ai.cli", "nardy_ai.cli_reference", "nardy_ai.__main__"]),
+    ("jobs", ["nardy_ai.tournament", "nardy_ai.tournament.*", "nardy_ai.analysis", "nardy_ai.bench.cube", "training", "training.*"]),
+    ("front", ["nardy_ai.bench", "nardy_ai.bench.*", "nardy_ai.report", "nardy_ai.cli", "nardy_ai.cli_reference", "nardy_ai.__main__"]),
 ]
 
 

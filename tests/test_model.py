@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from nardy_ai.bench import random_positions
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import start_board
 from nardy_ai.encoding import ENCODERS, UnknownEncoder, get_encoder
 from nardy_ai.model import (CheckpointError, NeuralEvaluator, equity, flip_outcomes, load_checkpoint, n_outputs,
                             outcome_targets, save_checkpoint)
-from nardy_ai.netset import load_evaluator
+from nardy_ai.evaluator import load_evaluator
 
 
 def test_outputs_per_scoring():

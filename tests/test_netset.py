@@ -12,14 +12,15 @@ import torch
 
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.base import segment_argmax
-from nardy_ai.bench import random_positions
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import flip
 from nardy_ai.classes import CLASSES_VERSION, class_names, position_classes
 from nardy_ai.encoding import ENCODERS, extends, get_encoder
 from nardy_ai.model import CPU_ROWS, CheckpointError, NeuralEvaluator, equity, n_outputs, save_checkpoint
 from nardy_ai.movegen import generate
-from nardy_ai.netset import (FALLBACK, BearoffMember, NetSet, NetSetError, as_netset, evaluator_from_state,
-                             load_evaluator)
+from nardy_ai.bearoff import BearoffEvaluator
+from nardy_ai.evaluator import evaluator_from_state, load_evaluator
+from nardy_ai.netset import FALLBACK, NetSet, NetSetError, as_netset
 from training.config import ConfigError, config_from_dict
 from training.td import Trainer
 
@@ -61,7 +62,7 @@ def test_each_afterstate_is_valued_by_the_member_of_its_class(variant):
     levels = {"contact": 0.2, "race": 0.6} if variant == "backgammon" else {"contact": 0.2}
     members = {c: constant_net(variant, x) for c, x in levels.items()}
     db_value = 0.9
-    members["bearoff"] = BearoffMember(variant, lambda b, v: np.full((len(b), n_outputs(v)), db_value))
+    members["bearoff"] = BearoffEvaluator(variant, lambda b, v: np.full((len(b), n_outputs(v)), db_value))
     fallback = constant_net(variant, 0.4)
     ns = NetSet(variant, members, fallback)
     calls = {c: count_calls(m) for c, m in members.items()}
@@ -87,7 +88,7 @@ def test_bearoff_member_is_the_exact_database():
     bear = position_classes(boards, v) == class_names(v).index("bearoff")
     live = bear & (boards[:, 26] < 15)
     assert live.sum() >= 10
-    ns = NetSet(v, {"bearoff": BearoffMember(v)}, constant_net(v, 0.5))
+    ns = NetSet(v, {"bearoff": BearoffEvaluator(v)}, constant_net(v, 0.5))
     out = ns.probabilities(boards)
     assert np.allclose(out[live], bearoff_outcomes(boards[live], v), atol=1e-7)
     # The mover has just borne off its last checker: a win, a gammon when the loser has none off (BG-6).
@@ -297,8 +298,8 @@ def test_net_set_runs_are_reproducible_from_config_and_seed(tmp_path):
 
 
 def test_td_agents_bench_and_model_card_take_a_net_set_checkpoint(trained):
-    from nardy_ai.bench import bench_evaluators
-    from nardy_ai.search import best_afterstates, neural_evaluation
+    from nardy_ai.bench.evaluators import bench_evaluators
+    from nardy_ai.search import best_afterstates
     from training.model_card import write_card
     run, t, _ = trained
     ckpt = str(run / "checkpoint.pt")
@@ -309,7 +310,7 @@ def test_td_agents_bench_and_model_card_take_a_net_set_checkpoint(trained):
         agent = make_agent(f"td:{ckpt}@{plies}ply", v)
         assert isinstance(agent.evaluator, NetSet)
         chosen = agent.choose(after, v, None)
-        assert np.array_equal(chosen, best_afterstates(after, neural_evaluation(t.ev), plies))
+        assert np.array_equal(chosen, best_afterstates(after, t.ev, plies))
     row = bench_evaluators(v, [f"td:{ckpt}"])["agents"][0]
     assert 0 <= row["agreement"] <= 1 and row["loss_mp"] >= 0
     text = write_card(str(run), games=10)

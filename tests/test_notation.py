@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nardy_ai.bench import random_positions
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import start_board
 from nardy_ai.errors import FormatError, IllegalPlay
 from nardy_ai.movegen import generate

@@ -15,10 +15,7 @@ from pathlib import Path
 
 from training.run_options import load_options, merge_options, resume_command, save_options
 
-
-def nardy(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "nardy_ai.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
+from pipeline_helpers import nardy
 
 
 def snapshot(folder: Path) -> dict:

@@ -1,5 +1,6 @@
-"""Pubeval (nardy_ai/agents/pubeval.py): the published weights, the input encoding against a
-plain transcription of Tesauro's formula, the race flag, and play (BG-1 start, COM-6 end)."""
+"""Pubeval (nardy_ai/pubeval.py, nardy_ai/agents/pubeval.py): the published weights, the input
+encoding against a plain transcription of Tesauro's formula, the race flag, play (BG-1 start,
+COM-6 end), and pubeval as an evaluator."""
 
 import dataclasses
 
@@ -7,9 +8,9 @@ import numpy as np
 import pytest
 
 from nardy_ai.agents import RandomAgent, make_agent
-from nardy_ai.agents.pubeval import (BORNE_OFF_SCORE, CONTACT_WEIGHTS, RACE_WEIGHTS, PubevalAgent,
-                                     is_race, pubeval_scores)
-from nardy_ai.bench import random_positions
+from nardy_ai.agents.pubeval import PubevalAgent
+from nardy_ai.pubeval import BORNE_OFF_SCORE, CONTACT_WEIGHTS, RACE_WEIGHTS, is_race, pubeval_scores
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import BAR, OFF, OPP_BAR, OPP_OFF, start_board
 from nardy_ai.errors import UnknownAgent
 from nardy_ai.game import play_games, summarize
@@ -164,3 +165,30 @@ def test_spec_errors():
         make_agent("pubeval", "long")
     with pytest.raises(UnknownAgent, match="no argument"):
         make_agent("pubeval:fast", "backgammon")
+
+
+def test_pubeval_as_an_evaluator_ranks_afterstates_as_its_scores_do():
+    """load_evaluator("pubeval"): P(win) is a monotone map of the score (each afterstate's own
+    race flag), no gammons, so the search's greedy choice is pubeval's where no afterstate
+    finishes the game; long nardy is refused."""
+    from nardy_ai.errors import NardyError
+    from nardy_ai.evaluator import Evaluator, load_evaluator
+    from nardy_ai.search import best_afterstates
+    ev = load_evaluator("pubeval", "backgammon")
+    assert isinstance(ev, Evaluator)
+    positions = random_positions(BG, n_games=4, plies=40, seed=3)
+    after = generate(positions, np.tile([[6, 3]], (len(positions), 1)), BG)
+    p = ev.probabilities(after.boards)
+    scores = pubeval_scores(after.boards, is_race(after.boards))
+    assert p.shape == (len(after.boards), 5) and (p[:, 1:] == 0).all()
+    assert ((0 < p[:, 0]) & (p[:, 0] < 1)).all()
+    order = np.argsort(scores, kind="stable")
+    assert (np.diff(p[order, 0]) >= 0).all()
+    live = [np.ptp(scores[lo:hi]) > 0 and (after.boards[lo:hi, OFF] < 15).all()
+            for lo, hi in zip(after.offsets[:-1], after.offsets[1:])]
+    picks = best_afterstates(after, ev, 0)
+    want = [lo + int(np.argmax(scores[lo:hi])) for lo, hi in zip(after.offsets[:-1], after.offsets[1:])]
+    assert sum(live) > 10
+    assert [a for a, ok in zip(picks, live) if ok] == [w for w, ok in zip(want, live) if ok]
+    with pytest.raises(NardyError, match="backgammon family"):
+        load_evaluator("pubeval", "long")

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import xml.dom.minidom
 
 import pytest
@@ -15,17 +16,26 @@ import pytest
 from nardy_ai import analysis
 from nardy_ai.cli import main
 from nardy_ai.model import NeuralEvaluator, save_checkpoint
-from nardy_ai.report import ReportError, write_report
+from nardy_ai.report import ReportError, matplotlib_version, write_report
 from nardy_ai.tournament import TournamentConfig, run_tournament
 
+HAVE_MATPLOTLIB = matplotlib_version() is not None
+NO_MATPLOTLIB = "matplotlib is not installed (pip install -e '.[report]'): only the built-in figures are checked"
+#: Both ways of drawing the figures; matplotlib's skipped with the reason where it is missing.
+PLOTS = ["builtin", pytest.param("matplotlib", marks=pytest.mark.skipif(not HAVE_MATPLOTLIB, reason=NO_MATPLOTLIB))]
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
                  if shutil.which(n)), None)
 
 
 def _figures(page: str) -> list[str]:
+    """The page's SVG figures, each checked to be well-formed XML, their ids unique on the page
+    and every reference to an id (clip paths, markers) one that is there."""
     svgs = re.findall(r"<svg.*?</svg>", page, re.S)
     for s in svgs:
         xml.dom.minidom.parseString(s)              # well-formed XML
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+    assert set(re.findall(r'(?:url\(#|href="#)([^)"]+)', page)) <= set(ids)
     return svgs
 
 
@@ -43,10 +53,11 @@ def tournament(tmp_path_factory):
     return out
 
 
-@pytest.fixture
-def training(tmp_path):
+def _training_folder(folder, cpu: bool):
     """A run folder whose metrics.jsonl has TD loss lines, strength checks, fit epochs and gates
-    (the forms the trainers write), the last line torn by a kill."""
+    (the forms the trainers write), the last line torn by a kill; with ``cpu``, every line has
+    the run's ``cpu_seconds`` as training.metrics_log writes it (here 1,800 more on each line,
+    while the wall clock moves 30 s), without it the file is that of a run logged before."""
     lines = []
     for i in range(6):
         lines.append({"kind": "train", "games": 1000 * i, "time": 100.0 + 60 * i, "loss": 0.01 / (i + 1)})
@@ -58,12 +69,28 @@ def training(tmp_path):
                           "train_loss": 0.3 - e / 100, "val_loss": 0.31 - e / 100})
         lines.append({"kind": "gate", "generation": g, "points_per_game": 0.02 * g, "ci95_low": -0.01,
                       "ci95_high": 0.05, "promoted": g == 2})
-    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + '\n{"kind": "tra')
-    return tmp_path
+    if cpu:
+        for n, d in enumerate(lines):
+            d["cpu_seconds"] = 1800.0 * n
+    (folder / "metrics.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + '\n{"kind": "tra')
+    return folder
 
 
-def test_tournament_page(tournament, tmp_path):
-    path = write_report(tournament, tmp_path / "page.html")
+@pytest.fixture
+def training(tmp_path):
+    """A training run folder of a run logged before the CPU time was (wall clock only)."""
+    return _training_folder(tmp_path, cpu=False)
+
+
+@pytest.fixture
+def training_cpu(tmp_path):
+    """A training run folder whose lines carry the run's CPU seconds."""
+    return _training_folder(tmp_path, cpu=True)
+
+
+@pytest.mark.parametrize("plots", PLOTS)
+def test_tournament_page(tournament, tmp_path, plots):
+    path = write_report(tournament, tmp_path / "page.html", plots)
     page = path.read_text()
     figs = _figures(page)
     assert len(figs) == 4          # intervals, cross-table, running ppg, errors by class
@@ -74,13 +101,55 @@ def test_tournament_page(tournament, tmp_path):
     for row in a["agents"].values():
         assert f"{row['all']['mean']:.1f}" in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)      # nothing fetched from a network
+    assert ("Figures drawn by matplotlib" in page) == (plots == "matplotlib")
     assert write_report(tournament) == tournament / "report.html"
 
 
-def test_training_page(training):
-    page = write_report(training).read_text()
-    assert len(_figures(page)) == 5          # TD loss, fit losses, gates, strength by games and by hours
+@pytest.mark.parametrize("plots", PLOTS)
+def test_training_page_of_a_run_without_cpu_time_uses_the_wall_clock(training, plots):
+    page = write_report(training, plots=plots).read_text()
+    # TD loss by games and by hours, fit losses, gates, strength by games and by hours
+    assert len(_figures(page)) == 6
     assert "vs_pubeval" in page and "promoted" in page
+    assert "hours since the run started (wall clock: this run records no CPU time)" in page
+    assert "CPU-hours" not in page
+    if plots == "builtin":       # the last strength check: 130 + 300 s after the first line (100 s)
+        assert "<title>vs_random: 0.092, 1</title>" in page
+
+
+@pytest.mark.parametrize("plots", PLOTS)
+def test_training_page_plots_against_cpu_hours(training_cpu, plots):
+    page = write_report(training_cpu, plots=plots).read_text()
+    assert len(_figures(page)) == 6
+    assert page.count(">CPU-hours<") == 3                   # the axis of TD loss, fit losses, strength
+    assert "wall clock" not in page
+    if plots == "builtin":       # the last strength check is line 11: 11 x 1800 s = 5.5 CPU-hours
+        assert "<title>vs_random: 5.5, 1</title>" in page
+        assert "<title>contact val: 9, 0.29</title>" in page   # the last fit epoch: line 18, 9 CPU-hours
+
+
+def test_a_run_that_began_before_cpu_time_was_logged(tmp_path):
+    """A run resumed with CPU time logging: only its later lines are on the CPU-hours axis."""
+    lines = [{"kind": "eval", "games": 100 * i, "time": 100.0 + 60 * i, "vs_random/points_per_game": i / 10}
+             for i in range(4)]
+    for i, d in enumerate(lines[2:]):
+        d["cpu_seconds"] = 3600.0 * (i + 1)
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    page = write_report(tmp_path, plots="builtin").read_text()
+    assert "2 lines logged before the run recorded CPU time are not on these axes" in page
+    assert "<title>vs_random: 2, 0.3</title>" in page and "<title>vs_random: 1, 0.2</title>" in page
+    assert "<title>vs_random: 100, 0.1</title>" in page     # by games: every line
+
+
+def test_plots_option(training, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)      # as if it were not installed
+    assert "own SVG writer" in write_report(training).read_text()          # auto: the built-in figures
+    with pytest.raises(ReportError, match=r"--plots matplotlib: matplotlib is not installed"):
+        write_report(training, plots="matplotlib")
+    assert main(["report", str(training), "--plots", "matplotlib"]) == 2
+    assert "pip install -e '.[report]'" in capsys.readouterr().err
+    with pytest.raises(ReportError, match="--plots: 'svg' is not one of"):
+        write_report(training, plots="svg")
 
 
 def test_errors(tmp_path, capsys):
@@ -92,14 +161,15 @@ def test_errors(tmp_path, capsys):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (chromium, chromium-browser or google-chrome): "
                                              "the page is not rendered in a browser here")
+@pytest.mark.parametrize("plots", PLOTS)
 @pytest.mark.parametrize("which", ["tournament", "training"])
-def test_every_figure_draws_in_chromium(which, tournament, training, tmp_path):
-    folder = tournament if which == "tournament" else training
-    page = write_report(folder, tmp_path / "page.html").read_text()
+def test_every_figure_draws_in_chromium(which, plots, tournament, training_cpu, tmp_path):
+    folder = tournament if which == "tournament" else training_cpu
+    page = write_report(folder, tmp_path / "page.html", plots).read_text()
     n = len(_figures(page))
     probe = ("<script>let ok = 0; const figs = document.querySelectorAll('svg.figure');"
              "for (const s of figs) { const b = s.getBBox(); const marks = s.querySelectorAll("
-             "'circle,polyline,rect,line').length; if (b.width > 50 && b.height > 20 && marks > 3) ok++; }"
+             "'circle,polyline,rect,line,path,use').length; if (b.width > 50 && b.height > 20 && marks > 3) ok++; }"
              "document.title = 'figures ' + ok + '/' + figs.length;</script>")
     (tmp_path / "probe.html").write_text(page.replace("</body>", probe + "</body>"))
     run = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",

@@ -11,14 +11,15 @@ import pytest
 from nardy_ai.agents.base import Agent
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.backends import LocalProcesses, make_backend
-from nardy_ai.bench import bench_rollout, random_positions
+from nardy_ai.bench.positions import random_positions
+from nardy_ai.bench.speed import bench_rollout
 from nardy_ai.board import flip, start_board
 from nardy_ai.cli import main
 from nardy_ai.errors import InvalidDice, InvalidPosition, UnknownAgent
 from nardy_ai.model import NeuralEvaluator, flip_outcomes, n_outputs, save_checkpoint
 from nardy_ai.driver import stratified_rolls
 from nardy_ai.rollout import RolloutError, outcome_names, rollout
-from nardy_ai.search import neural_evaluation, search_values
+from nardy_ai.search import search_values
 from nardy_ai.variants import get_variant
 from movegen_helpers import hand_board
 
@@ -156,7 +157,7 @@ def test_identical_positions_in_one_batch_give_identical_results():
 def test_truncation_at_0_and_1_ply_is_the_evaluators_0_and_1_ply_value(variant):
     v = get_variant(variant)
     net = NeuralEvaluator.create(v, hidden=(8,), seed=1, device="cpu")
-    ev = neural_evaluation(net)
+    ev = net
     boards = np.concatenate([start_board(v)[None], random_positions(v, n_games=2, plies=15, seed=2)[-2:]])
     agent = NeuralAgent(net)
     zero = rollout(boards, v, agent, games=36, truncate=0)

@@ -8,21 +8,20 @@ import pytest
 from nardy_ai import search
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.neural import NeuralAgent, parse_td_spec
-from nardy_ai.bench import random_positions
+from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import OFF, flip, start_board
 from nardy_ai.errors import NardyError, UnknownAgent
 from nardy_ai.game import play_games
 from nardy_ai.scoring import result_levels
 from nardy_ai.model import NeuralEvaluator, equity, flip_outcomes, outcome_targets, save_checkpoint
 from nardy_ai.movegen import generate
-from nardy_ai.search import (MoveFilter, afterstate_values, best_afterstates, equity_evaluation,
-                             filter_candidates, neural_evaluation, search_equity)
+from nardy_ai.search import MoveFilter, afterstate_values, best_afterstates, filter_candidates, search_equity
 from nardy_ai.variants import get_variant
 from movegen_helpers import hand_board
 
 V = get_variant("backgammon")
 NET = NeuralEvaluator.create(V, hidden=(16,), seed=3, device="cpu")
-EV = neural_evaluation(NET)
+EV = NET
 ALL = (MoveFilter(1000, np.inf),)
 #: The 21 rolls with their chances: a double 1/36, any other roll 2/36.
 ROLLS21 = [((a, b), (1 if a == b else 2) / 36) for a in range(1, 7) for b in range(a, 7)]
@@ -88,11 +87,22 @@ def test_2ply_value_equals_the_plain_computation():
         assert got == pytest.approx(plain_2ply(board), abs=1e-6)
 
 
+class Even:
+    """An evaluator for which every unfinished game is a coin toss without gammons; it is
+    never asked about finished games (the search values those itself)."""
+
+    variant = V
+
+    def probabilities(self, boards):
+        assert (boards[:, OFF] < 15).all()
+        return np.tile([0.5, 0, 0, 0, 0], (len(boards), 1))
+
+
 def test_finished_games_get_their_exact_value():
     gammon = hand_board({20: -15}, off=15)
     assert afterstate_values(np.stack([WON, gammon]), EV, 0).tolist() == [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]]
-    flat = equity_evaluation(lambda b: np.zeros(len(b)), V)
-    assert search_equity(np.stack([WON, gammon]), flat, 2).tolist() == [1.0, 2.0]
+    assert search_equity(np.stack([WON, gammon]), Even(), 2).tolist() == [1.0, 2.0]
+    assert search_equity(np.stack([WON, gammon, SMALL]), Even(), 0).tolist() == [1.0, 2.0, 0.0]
 
 
 def test_1ply_decision_without_pruning_is_the_plain_argmax():

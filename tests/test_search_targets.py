@@ -16,7 +16,8 @@ from nardy_ai.bearoff import bearoff_outcomes
 from nardy_ai.board import OFF, flip
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.model import load_checkpoint, save_checkpoint
-from nardy_ai.netset import NetSet, as_netset, load_evaluator
+from nardy_ai.evaluator import load_evaluator
+from nardy_ai.netset import NetSet, as_netset
 from nardy_ai.variants import get_variant
 from training.config import ConfigError, config_from_dict
 from training.search_targets import (SearchTargetsRun, class_quotas, evaluator_payload, fit_net,
@@ -389,7 +390,7 @@ def test_fit_keeps_the_best_epoch_and_a_stopped_fit_changes_nothing():
     """Labels equal to the net's own outputs are already at the cross-entropy's minimum: no
     epoch beats the start, so the early stop keeps the starting weights (best epoch 0).  A
     fit stopped part-way also leaves the net as it was."""
-    from nardy_ai.bench import random_afterstates
+    from nardy_ai.bench.positions import random_afterstates
     ev = load_evaluator(TD80, "backgammon", "cpu")
     boards = random_afterstates("backgammon", 400, seed=2)
     x, y = ev.encoder(boards), ev.probabilities(boards)
@@ -407,7 +408,7 @@ def test_lr_halvings_continue_from_the_best_weights():
     weights with half the learning rate instead of stopping it.  Same seed, same steps: the
     fit runs the plain fit's epochs first, then goes on, and ends no worse than it."""
     from dataclasses import replace
-    from nardy_ai.bench import random_afterstates
+    from nardy_ai.bench.positions import random_afterstates
     ev = load_evaluator(TD80, "backgammon", "cpu")
     boards = random_afterstates("backgammon", 400, seed=2)
     x, y = ev.encoder(boards), ev.probabilities(boards)

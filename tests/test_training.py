@@ -202,7 +202,7 @@ def test_warm_start_into_wider_layers_values_as_the_source(tmp_path):
     and training then moves the added units' outgoing weights off zero."""
     import numpy as np
 
-    from nardy_ai.bench import random_positions
+    from nardy_ai.bench.positions import random_positions
     from nardy_ai.model import NeuralEvaluator, save_checkpoint
     src = NeuralEvaluator.create("backgammon", "tdgammon", (6, 5), device="cpu")
     torch.manual_seed(3)
@@ -229,9 +229,9 @@ def test_single_net_warm_start_over_an_extending_encoder(tmp_path):
     source's is refused naming the key."""
     import numpy as np
 
-    from nardy_ai.bench import random_positions
+    from nardy_ai.bench.positions import random_positions
     from nardy_ai.model import save_checkpoint
-    from nardy_ai.netset import load_evaluator
+    from nardy_ai.evaluator import load_evaluator
     src = "checkpoints/backgammon/td80_anneal/checkpoint.pt"
     cfg = small_config("backgammon", model={"init_from": src, "encoder": "expert", "hidden": [80]})
     tr = Trainer(cfg, str(tmp_path / "a"), log=False)

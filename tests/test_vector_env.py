@@ -139,22 +139,33 @@ def test_masks_afterstates_notation_and_features_per_game():
 
 
 def test_bench_env_reports_single_and_vector_rows(capsys):
-    """`nardy bench env`: a row for the single environment and one per vector size, with
-    steps and games counted (OpenSpiel's row only when it is installed)."""
-    from nardy_ai.bench_env import bench_env, format_env, open_spiel_available
+    """`nardy bench env`: the baseline row (the single environment as before its speed work,
+    measured in the same run), the single environment and one row per vector size, with steps
+    and games counted and ratios to the baseline (OpenSpiel's row only when it is installed);
+    the baseline leaves the move generator's one-position path as it found it."""
+    from nardy_ai import movegen
+    from nardy_ai.bench.env import bench_env, format_env, open_spiel_available
     from nardy_ai.cli import main
-    r = bench_env(["long"], sizes=(1, 4), seconds=0.6)
+    r = bench_env(["long"], sizes=(1, 4), seconds=0.9)
+    assert movegen.ONE_POSITION_PATH
     envs = [(row["env"], row["games_in_lockstep"]) for row in r["rows"]]
-    assert envs[:3] == [("single", 1), ("vector", 1), ("vector", 4)]
+    assert envs[:4] == [("single-before", 1), ("single", 1), ("vector", 1), ("vector", 4)]
     assert (("open_spiel", 1) in envs) == open_spiel_available() == r["open_spiel"]
     assert all(row["steps"] > 0 and row["steps_per_s"] > 0 for row in r["rows"])
-    assert "vector" in format_env(r)
-    assert main(["bench", "env", "--variant", "backgammon", "--num-envs", "2", "--seconds", "0.3",
+    assert r["rows"][0]["vs_before"] == 1.0 and all(row["vs_before"] > 0 for row in r["rows"][:4])
+    single = r["rows"][:2]                          # games/s: steps/s over the single rows' steps per game
+    per_game = sum(x["steps"] for x in single) / max(1, sum(x["games"] for x in single))
+    assert r["steps_per_game"] == {"long": per_game}
+    assert all(abs(row["games_per_s"] * per_game - row["steps_per_s"]) < 1e-6 * row["steps_per_s"]
+               for row in r["rows"][:4])
+    assert "vector" in format_env(r) and "single-before" in format_env(r)
+    assert main(["bench", "env", "--variant", "backgammon", "--num-envs", "2", "--seconds", "0.4",
                  "--opponent", "heuristic", "--json"]) == 0
     out = capsys.readouterr().out
     import json
     rows = json.loads(out)["rows"]
-    assert [(x["env"], x["games_in_lockstep"]) for x in rows][:2] == [("single", 1), ("vector", 2)]
+    assert [(x["env"], x["games_in_lockstep"]) for x in rows][:3] == [("single-before", 1), ("single", 1),
+                                                                      ("vector", 2)]
 
 
 def test_a_greedy_lookahead_learner():
@@ -178,3 +189,20 @@ def test_a_greedy_lookahead_learner():
     assert games > 0 and abs(points) <= 3 * games
     with pytest.raises(NardyError, match="one value per afterstate"):
         envs.best_actions(np.zeros(3))
+
+
+def test_environments_give_the_pinned_games():
+    """The vector environment (several games with autoresets, seats drawn) and the single
+    environment with drawn seats give, for fixed seeds and seeded random legal actions, the
+    observations, masks, afterstates, plays, rewards and results they gave before their speed
+    work (digests written by tests/make_pinned_envs.py)."""
+    import json
+    import os
+
+    import make_pinned_envs as pins
+    with open(os.path.join(os.path.dirname(__file__), "data", "pinned_envs.json"), encoding="utf-8") as f:
+        pinned = json.load(f)
+    got = pins.all_digests()
+    assert set(got) == set(pinned)
+    for key, value in got.items():
+        assert value == pinned[key], key

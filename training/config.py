@@ -364,9 +364,7 @@ def _validate(cfg: TrainConfig) -> None:
         (cfg.run.threads <= 1024, "run.threads: at most 1024 (0 = torch's default)"),
         (cfg.ray.actors <= 4096, "ray.actors: at most 4096"),
     ]
-    for ok, msg in checks:
-        if not ok:
-            raise ConfigError(msg)
+    _first_failing(checks)
     for name, c in cfg.model.classes.items():
         where = f"model.classes.{name}"
         if c.kind not in ("net", "database"):
@@ -385,6 +383,42 @@ def _validate(cfg: TrainConfig) -> None:
     _validate_rounds(cfg)
 
 
+def _first_failing(checks: list[tuple[bool, str]], prefix: str = "") -> None:
+    """A :class:`ConfigError` ``prefix + message`` of the first check that fails."""
+    for ok, msg in checks:
+        if not ok:
+            raise ConfigError(prefix + msg)
+
+
+def _shared_checks(s, lb, ft, gt) -> dict[str, tuple[bool, str]]:
+    """The checks that [sample], [label], [fit], [gate] (search targets) and each [[rounds]]
+    table (distillation) share, by name: ``(ok, "key: message")``."""
+    return {
+        "positions": (1 <= s.positions <= 10 ** 8, "sample.positions: must be 1 to 100000000"),
+        "quotas": (all(x >= 0 for x in s.quotas.values()), "sample.quotas: shares must be >= 0"),
+        "quota_sum": (not s.quotas or sum(s.quotas.values()) > 0, "sample.quotas: at least one share must be positive"),
+        "parallel_games": (1 <= s.parallel_games <= MAX_LOCKSTEP, f"sample.parallel_games: must be 1 to {MAX_LOCKSTEP}"),
+        "epsilon": (0.0 <= s.epsilon <= 1.0, "sample.epsilon: must be between 0 and 1"),
+        "temperature": (s.temperature >= 0, "sample.temperature: must be >= 0"),
+        "keep": (0.0 < s.keep <= 1.0, "sample.keep: must be above 0 and at most 1"),
+        "candidate_threshold": (0.0 <= s.candidate_threshold <= 10.0, "sample.candidate_threshold: must be 0 to 10 points"),
+        "plies": (1 <= lb.plies <= 2, "label.plies: must be 1 or 2"),
+        "chunk": (1 <= lb.chunk <= 10 ** 6, "label.chunk: must be 1 to 1000000"),
+        "learning_rate": (ft.learning_rate > 0, "fit.learning_rate: must be positive"),
+        "batch_size": (1 <= ft.batch_size <= MAX_LOCKSTEP, f"fit.batch_size: must be 1 to {MAX_LOCKSTEP}"),
+        "max_epochs": (1 <= ft.max_epochs <= 10_000, "fit.max_epochs: must be 1 to 10000"),
+        "patience": (ft.patience >= 1, "fit.patience: must be at least 1"),
+        "lr_halvings": (0 <= ft.lr_halvings <= 20, "fit.lr_halvings: must be 0 to 20"),
+        "validation": (0.0 < ft.validation <= 0.5, "fit.validation: must be above 0 and at most 0.5"),
+        "games": (2 <= gt.games <= 10 ** 6, "gate.games: must be 2 to 1000000"),
+        "threshold": (-3.0 <= gt.threshold <= 3.0, "gate.threshold: must be -3 to 3 points per game"),
+    }
+
+
+_SAMPLE = ("positions", "quotas", "quota_sum", "parallel_games", "epsilon", "temperature", "keep")
+_FIT = ("batch_size", "max_epochs", "patience", "lr_halvings", "validation")
+
+
 def _validate_rounds(cfg: TrainConfig) -> None:
     """The ``[[rounds]]`` tables of ``[method] kind = "distill"`` (errors name ``rounds[i].key``)."""
     if cfg.method.kind == "distill" and not cfg.rounds:
@@ -394,48 +428,37 @@ def _validate_rounds(cfg: TrainConfig) -> None:
     for i, r in enumerate(cfg.rounds):
         w = f"rounds[{i + 1}]"
         s, lb, ft, gt = r.sample, r.label, r.fit, r.gate
-        checks = [
-            (1 <= s.positions <= 10 ** 8, "sample.positions: must be 1 to 100000000"),
-            (all(x >= 0 for x in s.quotas.values()), "sample.quotas: shares must be >= 0"),
-            (not s.quotas or sum(s.quotas.values()) > 0, "sample.quotas: at least one share must be positive"),
-            (1 <= s.parallel_games <= MAX_LOCKSTEP, f"sample.parallel_games: must be 1 to {MAX_LOCKSTEP}"),
-            (0.0 <= s.epsilon <= 1.0, "sample.epsilon: must be between 0 and 1"),
-            (s.temperature >= 0, "sample.temperature: must be >= 0"),
-            (0.0 < s.keep <= 1.0, "sample.keep: must be above 0 and at most 1"),
+        c = _shared_checks(s, lb, ft, gt)
+        _first_failing([
+            *(c[k] for k in _SAMPLE),
             (1 <= s.part <= 10 ** 7, "sample.part: must be 1 to 10000000"),
             (s.decisions <= s.positions, "sample.decisions: at most sample.positions"),
             (2 <= s.candidates <= 64, "sample.candidates: must be 2 to 64"),
-            (0.0 <= s.candidate_threshold <= 10.0, "sample.candidate_threshold: must be 0 to 10 points"),
-            (1 <= lb.plies <= 2, "label.plies: must be 1 or 2"),
-            (1 <= lb.chunk <= 10 ** 6, "label.chunk: must be 1 to 1000000"),
+            c["candidate_threshold"], c["plies"], c["chunk"],
             (len(ft.hidden) <= MAX_LAYERS and all(0 < h <= MAX_HIDDEN for h in ft.hidden),
              f"fit.hidden: at most {MAX_LAYERS} layers of 1 to {MAX_HIDDEN} units"),
             (set(ft.warm_nets) <= set(ft.nets) or not ft.nets, "fit.warm_nets: every net named must be in fit.nets"),
-            (ft.learning_rate > 0, "fit.learning_rate: must be positive"),
+            c["learning_rate"],
             (ft.warm_learning_rate > 0, "fit.warm_learning_rate: must be positive"),
-            (1 <= ft.batch_size <= MAX_LOCKSTEP, f"fit.batch_size: must be 1 to {MAX_LOCKSTEP}"),
-            (1 <= ft.max_epochs <= 10_000, "fit.max_epochs: must be 1 to 10000"),
-            (ft.patience >= 1, "fit.patience: must be at least 1"),
-            (0 <= ft.lr_halvings <= 20, "fit.lr_halvings: must be 0 to 20"),
-            (0.0 < ft.validation <= 0.5, "fit.validation: must be above 0 and at most 0.5"),
-            (2 <= gt.games <= 10 ** 6, "gate.games: must be 2 to 1000000"),
-            (-3.0 <= gt.threshold <= 3.0, "gate.threshold: must be -3 to 3 points per game"),
-        ]
-        for ok, msg in checks:
-            if not ok:
-                raise ConfigError(f"{w}.{msg}")
+            *(c[k] for k in _FIT), c["games"], c["threshold"],
+        ], f"{w}.")
         if ft.activation and ft.activation not in ("sigmoid", "relu", "tanh", "elu"):
             raise ConfigError(f"{w}.fit.activation: must be sigmoid, relu, tanh or elu")
     if cfg.variant and cfg.rounds:
         check_round_classes(cfg, cfg.variant)
 
 
+def _family_classes(variant) -> tuple[str, ...]:
+    """The position classes of ``variant``'s family (a name or a :class:`Variant`)."""
+    from nardy_ai.classes import class_names
+    from nardy_ai.variants import parse_variant_spec
+    return class_names(parse_variant_spec(variant) if isinstance(variant, str) else variant)
+
+
 def check_round_classes(cfg: TrainConfig, variant) -> None:
     """Refuse class names in ``rounds[i].sample.quotas``, ``fit.nets`` and ``fit.warm_nets``
     that are not position classes of ``variant``'s family."""
-    from nardy_ai.classes import class_names
-    from nardy_ai.variants import parse_variant_spec
-    names = class_names(parse_variant_spec(variant) if isinstance(variant, str) else variant)
+    names = _family_classes(variant)
     for i, r in enumerate(cfg.rounds):
         for key, values in (("sample.quotas", list(r.sample.quotas)), ("fit.nets", r.fit.nets),
                             ("fit.warm_nets", r.fit.warm_nets)):
@@ -448,50 +471,33 @@ def check_round_classes(cfg: TrainConfig, variant) -> None:
 def _validate_search_targets(cfg: TrainConfig) -> None:
     """The ``[method]``, ``[sample]``, ``[label]``, ``[fit]`` and ``[gate]`` sections."""
     s, lb, ft = cfg.sample, cfg.label, cfg.fit
-    checks = [
+    c = _shared_checks(s, lb, ft, cfg.gate)
+    _first_failing([
         (cfg.method.kind in ("td", "search_targets", "distill"),
          "method.kind: must be td, search_targets or distill"),
         (1 <= cfg.method.generations <= 100_000, "method.generations: must be 1 to 100000"),
-        (1 <= s.positions <= 10 ** 8, "sample.positions: must be 1 to 100000000"),
-        (all(x >= 0 for x in s.quotas.values()), "sample.quotas: shares must be >= 0"),
-        (not s.quotas or sum(s.quotas.values()) > 0, "sample.quotas: at least one share must be positive"),
-        (1 <= s.parallel_games <= MAX_LOCKSTEP, f"sample.parallel_games: must be 1 to {MAX_LOCKSTEP}"),
-        (0.0 <= s.epsilon <= 1.0, "sample.epsilon: must be between 0 and 1"),
-        (s.temperature >= 0, "sample.temperature: must be >= 0"),
-        (0.0 < s.keep <= 1.0, "sample.keep: must be above 0 and at most 1"),
+        *(c[k] for k in _SAMPLE),
         (1.0 <= s.oversample <= 100.0, "sample.oversample: must be 1 to 100 (1 = off)"),
         (1 <= s.candidates <= 64, "sample.candidates: must be 1 to 64 (1 = off)"),
-        (0.0 <= s.candidate_threshold <= 10.0, "sample.candidate_threshold: must be 0 to 10 points"),
+        c["candidate_threshold"],
         (s.candidates == 1 or s.oversample == 1, "sample.candidates: not with sample.oversample > 1"),
         (lb.kind in ("search", "rollout"), "label.kind: must be search or rollout"),
-        (1 <= lb.plies <= 2, "label.plies: must be 1 or 2"),
+        c["plies"],
         (0.0 <= lb.two_ply_fraction <= 1.0, "label.two_ply_fraction: must be between 0 and 1"),
         (lb.two_ply_fraction == 0 or lb.plies == 1, "label.two_ply_fraction: only with label.plies = 1"),
         (1 <= lb.rollout_games <= 100_000, "label.rollout_games: must be 1 to 100000"),
         (lb.rollout_truncate <= 1000, "label.rollout_truncate: at most 1000 plies"),
-        (1 <= lb.chunk <= 10 ** 6, "label.chunk: must be 1 to 1000000"),
-        (ft.learning_rate > 0, "fit.learning_rate: must be positive"),
-        (1 <= ft.batch_size <= MAX_LOCKSTEP, f"fit.batch_size: must be 1 to {MAX_LOCKSTEP}"),
-        (1 <= ft.max_epochs <= 10_000, "fit.max_epochs: must be 1 to 10000"),
-        (ft.patience >= 1, "fit.patience: must be at least 1"),
-        (0 <= ft.lr_halvings <= 20, "fit.lr_halvings: must be 0 to 20"),
-        (0.0 < ft.validation <= 0.5, "fit.validation: must be above 0 and at most 0.5"),
+        c["chunk"], c["learning_rate"], *(c[k] for k in _FIT),
         (0 <= ft.history <= 1000, "fit.history: must be 0 to 1000 generations"),
-        (2 <= cfg.gate.games <= 10 ** 6, "gate.games: must be 2 to 1000000"),
-        (-3.0 <= cfg.gate.threshold <= 3.0, "gate.threshold: must be -3 to 3 points per game"),
-    ]
-    for ok, msg in checks:
-        if not ok:
-            raise ConfigError(msg)
+        c["games"], c["threshold"],
+    ])
     if cfg.variant and s.quotas:
         check_quotas(cfg, cfg.variant)
 
 
 def check_quotas(cfg: TrainConfig, variant) -> None:
     """Refuse ``sample.quotas`` keys that are not position classes of ``variant``'s family."""
-    from nardy_ai.classes import class_names
-    from nardy_ai.variants import parse_variant_spec
-    names = class_names(parse_variant_spec(variant) if isinstance(variant, str) else variant)
+    names = _family_classes(variant)
     for name in cfg.sample.quotas:
         if name not in names:
             raise ConfigError(f"sample.quotas.{name}: not a position class of {cfg.variant or variant} "
@@ -501,9 +507,7 @@ def check_quotas(cfg: TrainConfig, variant) -> None:
 def check_classes(cfg: TrainConfig, variant) -> None:
     """Refuse ``[model.classes.<name>]`` sections that are not classes of ``variant``'s family
     (the variant may come from the command line, so the trainer calls this too)."""
-    from nardy_ai.classes import class_names
-    from nardy_ai.variants import parse_variant_spec
-    names = class_names(parse_variant_spec(variant) if isinstance(variant, str) else variant)
+    names = _family_classes(variant)
     for name in cfg.model.classes:
         if name not in names:
             raise ConfigError(f"model.classes.{name}: not a position class of {cfg.variant or variant} "

@@ -63,7 +63,6 @@ gone (all phases are seeded, so it draws and labels the same rows).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -76,11 +75,12 @@ import torch
 from nardy_ai.errors import NardyError
 from nardy_ai.files import write_atomic
 from nardy_ai.model import NeuralEvaluator, load_checkpoint, n_outputs, save_checkpoint
-from nardy_ai.netset import as_netset, evaluator_from_state
-from nardy_ai.variants import Variant, parse_variant_spec
+from nardy_ai.evaluator import evaluator_from_state, load_evaluator
+from nardy_ai.netset import as_netset
+from nardy_ai.variants import Variant
 
-from .config import ConfigError, TrainConfig, config_from_dict, require_same_config
-from .metrics_log import MetricsLog
+from .config import ConfigError, TrainConfig, config_from_dict
+from .run import STATE_FORMAT, StagedRun, write_json
 from .search_targets import (SearchTargetsError, class_quotas, evaluate_against_opponents, decision_candidates, derive_seed,
                              distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net,
                              fitted_classes, gate_match, initial_evaluator, label_chunk, label_tasks,
@@ -88,8 +88,6 @@ from .search_targets import (SearchTargetsError, class_quotas, evaluate_against_
 
 #: Version of the part, samples and chunk files of a distillation run.
 FORMAT = 1
-#: Version of ``state.json``.
-STATE_FORMAT = 1
 #: The phases of a round, in order.
 PHASES = ("sample", "rivals", "label", "fit", "gate")
 #: Purposes of the seeds derived from the run seed.
@@ -297,8 +295,8 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
     rows), decisions turned into rivals per second (``rivals_per_s``), duplicate gate games
     per second (``gate_games_per_s``) and, for ``fits`` (label, hidden, encoder inputs), the
     rows fitted per second and torch thread for one epoch (``fit_rows_per_s``)."""
-    from nardy_ai.search import neural_evaluation, search_values
-    ev = evaluator_from_state(load_checkpoint(checkpoint)["evaluator"], variant, "cpu")
+    from nardy_ai.search import search_values
+    ev = load_evaluator(checkpoint, variant, "cpu")
     netset = as_netset(ev)
     names = netset.classes
     shares = shares or {c: 1.0 for c in fitted_classes(netset)}
@@ -308,7 +306,7 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
         s = sample_afterstates(ev, class_quotas(sample_rows, shares, names), seed, parallel_games, epsilon, 0.0,
                                keep, max_games=max(sample_rows, parallel_games))
         rates["sample_per_s"] = len(s.boards) / (time.process_time() - t0)
-        nev = neural_evaluation(ev)
+        nev = ev
         t0, n = time.process_time(), 0
         while time.process_time() - t0 < seconds and n < len(s.boards):
             search_values(s.boards[n:n + 200], nev, 1)
@@ -413,105 +411,64 @@ def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machin
 # --- the run -------------------------------------------------------------------------------
 
 def _write_json(path: str, obj: dict) -> None:
-    write_atomic(path, json.dumps(obj, indent=1, allow_nan=False) + "\n", DistillError)
+    write_json(path, obj, DistillError)
 
 
-class DistillRun:
-    """A distillation run in a folder (module docstring)."""
+class DistillRun(StagedRun):
+    """A distillation run in a folder (module docstring; the folder, state, resume, metrics
+    and stops: :class:`training.run.StagedRun`)."""
+
+    PHASES = PHASES
+    UNIT = "round"
+    KEPT_KINDS = ("part",)
+    STATE_WHAT = "a distillation run"
+    ERROR = DistillError
 
     def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
                  resume: bool = False, backend: str = "local", jobs: int | None = None,
                  address: str | None = None, log: bool = True, print_fn=print):
-        from nardy_ai.backends import check_backend, require_ray
-        from nardy_ai.files import FolderLock
-        self.cfg = cfg
-        self.v = parse_variant_spec(cfg.variant)
-        self.run_dir = run_dir
-        self.state_path = os.path.join(run_dir, "state.json")
-        self.current_path = os.path.join(run_dir, "current.pt")
-        check_backend(backend, jobs, address)
-        if backend == "ray":
-            require_ray()
-        self.backend_name, self.jobs, self.address = backend, jobs, address
-        self.print = print_fn
-        self.log_enabled = log
-        self.progress = False
-        if cfg.run.threads:
-            torch.set_num_threads(cfg.run.threads)
-        if cfg.run.device == "cuda" and not torch.cuda.is_available():
-            raise ConfigError("run.device: cuda, but this torch sees no CUDA device (use auto or cpu)")
-        self.device = None if cfg.run.device == "auto" else cfg.run.device
-        self.stop_requested = False
-        from nardy_ai.agents import make_agent
-        for spec in cfg.run.eval_opponents:         # a bad spec fails now, not after a round
-            try:
-                make_agent(spec, self.v)
-            except NardyError as e:
-                raise ConfigError(f"run.eval_opponents: {e}") from None
-        if resume:
-            if not os.path.exists(self.state_path):
-                raise NardyError(f"{run_dir} holds no run to resume (no state.json)")
-            self.lock = FolderLock(run_dir, "nardy train")
-            self.state = self._read_state()
-            self._check_config(config_text)
-            self._rewind()
-            self._trim_metrics()
-        else:
-            if os.path.exists(self.state_path) or os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
-                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
-                                 f"or --out to start a new one")
-            ev = initial_evaluator(cfg, self.v, self.device)
-            netset = as_netset(ev)
-            for i, r in enumerate(cfg.rounds):          # checked before any file is written
-                have = fitted_classes(netset)
-                for c in r.fit.nets:
-                    if c not in have:
-                        raise ConfigError(f"rounds[{i + 1}].fit.nets: the starting net set has no net for "
-                                          f"{c} (nets: {', '.join(have)})")
-            try:
-                os.makedirs(run_dir, exist_ok=True)
-            except OSError as e:
-                raise NardyError(f"cannot create the run folder {run_dir}: {e.strerror}") from None
-            self.lock = FolderLock(run_dir, "nardy train")
-            if os.path.exists(self.state_path):
-                self.lock.release()
-                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
-                                 f"or --out to start a new one")
-            if config_text is not None:
-                write_atomic(os.path.join(run_dir, "config.toml"), config_text, DistillError)
-            save_checkpoint(self.current_path, evaluator_payload(ev, cfg, 0, round=0))
-            self.state = {"format": STATE_FORMAT, "method": "distill", "round": 1, "phase": "sample",
-                          "current_round": 0, "history": [], "seconds": {p: 0.0 for p in PHASES},
-                          "config": cfg.to_dict()}
-            self._write_state()
-        self.metrics = None                 # opened by run(): a finished run's --resume writes nothing
+        self._setup(cfg, run_dir, backend, jobs, address, log, print_fn)
+        self._open(resume, config_text)
+
+    @classmethod
+    def from_cli(cls, args, cfg, text, out, games=None):
+        if getattr(args, "games", None) is not None:
+            raise NardyError("--games is for TD training; a distillation run stops after its [[rounds]]")
+        if getattr(args, "actors", None) is not None:
+            raise NardyError("--actors is for TD training (--backend ray runs sampling and labelling as Ray tasks)")
+        return super().from_cli(args, cfg, text, out, games)
 
     # --- state -----------------------------------------------------------------------
 
     @property
-    def finished(self) -> bool:
-        return self.state["round"] > len(self.cfg.rounds)
+    def units(self) -> int:
+        return len(self.cfg.rounds)
 
-    def request_stop(self) -> None:
-        """Stop at the next safe point; :meth:`run` then returns (signal handlers)."""
-        self.stop_requested = True
+    def _initial_state(self) -> dict:
+        return {"format": STATE_FORMAT, "method": "distill", "round": 1, "phase": "sample",
+                "current_round": 0, "history": [], "seconds": {p: 0.0 for p in PHASES},
+                "config": self.cfg.to_dict()}
 
-    def _stopping(self) -> bool:
-        return self.stop_requested
+    def _state_ok(self, state) -> bool:
+        return super()._state_ok(state) and state.get("method") == "distill"
 
-    def _read_state(self) -> dict:
-        try:
-            with open(self.state_path, encoding="utf-8") as f:
-                state = json.load(f)
-        except (OSError, ValueError) as e:
-            raise DistillError(f"cannot read {self.state_path}: {e}") from None
-        if (not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("method") != "distill"
-                or state.get("phase") not in PHASES):
-            raise DistillError(f"{self.state_path} is not the state of a distillation run (format {STATE_FORMAT})")
-        return state
+    def _starting_evaluator(self):
+        ev = initial_evaluator(self.cfg, self.v, self.device)
+        netset = as_netset(ev)
+        for i, r in enumerate(self.cfg.rounds):          # checked before any file is written
+            have = fitted_classes(netset)
+            for c in r.fit.nets:
+                if c not in have:
+                    raise ConfigError(f"rounds[{i + 1}].fit.nets: the starting net set has no net for "
+                                      f"{c} (nets: {', '.join(have)})")
+        return ev
 
-    def _write_state(self) -> None:
-        _write_json(self.state_path, self.state)
+    def _start_payload(self, ev) -> dict:
+        return evaluator_payload(ev, self.cfg, 0, round=0)
+
+    def _load(self, config_text: str | None) -> None:
+        self.state = self._read_state()
+        self._check_config(config_text)
 
     def _check_config(self, config_text: str | None) -> None:
         """A resumed run may add rounds after the ones begun and change [run] / [ray]; the
@@ -523,11 +480,7 @@ class DistillRun:
             bad = [i + 1 for i in range(begun) if i >= len(now["rounds"]) or now["rounds"][i] != saved["rounds"][i]]
             raise NardyError(f"the config changes rounds {', '.join(map(str, bad))} of {self.run_dir}, already "
                              f"begun; only rounds after round {begun} may be added or changed")
-        a, b = dict(saved), dict(now)
-        for d in (a, b):
-            for section in ("run", "ray", "rounds"):
-                d.pop(section)
-        require_same_config(a, b, self.run_dir)
+        self._require_same_config(saved, now, ("run", "ray", "rounds"))
         if now != saved:
             self.state["config"] = now
             self._write_state()
@@ -537,138 +490,30 @@ class DistillRun:
     def round_dir(self, r: int) -> str:
         return os.path.join(self.run_dir, "rounds", f"{r:02d}")
 
+    unit_dir = round_dir
+
     def _path(self, r: int, *parts: str) -> str:
         return os.path.join(self.round_dir(r), *parts)
 
-    def _rewind(self) -> None:
-        """On resume: start the round again at the first phase whose inputs are not on disk
-        (a fresh clone has none of ``rounds/``: the seeded phases redo the same work)."""
-        if self.finished:
-            return
-        r, phase = self.state["round"], self.state["phase"]
-        if phase == "gate" and not os.path.exists(self._path(r, "candidate.pt")):
-            phase = "fit"
-        if phase == "fit":
-            try:
-                n = len(self._read_samples(r)["boards"])
-                chunk = self.cfg.rounds[r - 1].label.chunk
-                if not all(os.path.exists(self._chunk_path(r, i)) for i in range((n + chunk - 1) // chunk)):
-                    phase = "label"
-            except (OSError, DistillError, SearchTargetsError):
-                phase = "sample"
-        if phase == "label" and not os.path.exists(self._path(r, "samples.npz")):
-            phase = "sample"
-        if phase != self.state["phase"]:
-            self.print(f"round {r}: the files of phase {self.state['phase']} are not in {self.round_dir(r)}; "
-                       f"starting again at {phase}")
-            self.state["phase"] = phase
-            self._write_state()
+    def _label_chunk(self, r: int) -> int:
+        return self.cfg.rounds[r - 1].label.chunk
 
-    def _trim_metrics(self) -> None:
-        """On resume: drop the metrics lines of the phases that start again (the part and
-        chunk lines of the phase in progress stay: their files are kept)."""
-        path = os.path.join(self.run_dir, "metrics.jsonl")
-        if not os.path.exists(path) or self.finished:
-            return
-        r, phase = self.state["round"], PHASES.index(self.state["phase"])
-        keep = []
-        with open(path, "rb") as f:
-            for raw in f.read().split(b"\n"):
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    continue                  # a torn last line
-                lr, lp = line.get("round"), line.get("phase")
-                if lp in PHASES and isinstance(lr, int) and (
-                        lr > r or (lr == r and PHASES.index(lp) >= phase
-                                   and not (lp == self.state["phase"] and line.get("kind") == "part"))):
-                    continue
-                keep.append(raw + b"\n")
-        write_atomic(path, b"".join(keep), DistillError)
-
-    def _log(self, kind: str, r: int, phase: str, scalars: dict, tb: bool = True, **extra) -> None:
-        """One metrics.jsonl line; numbers also to TensorBoard as ``kind/name`` at step ``r``."""
-        if not self.log_enabled:
-            return
-        self.metrics.line({"kind": kind, "round": r, "phase": phase, "time": round(time.time(), 3),
-                           **extra, **scalars})
-        if tb:
-            self.metrics.scalars(kind, scalars, r)
-
-    def _checkpoint_bytes(self) -> tuple[str, bytes]:
-        with open(self.current_path, "rb") as f:
-            data = f.read()
-        return hashlib.sha256(data).hexdigest(), data
+    def _inputs_on_disk(self, r: int, phase: str) -> bool:
+        if phase == "rivals":
+            return os.path.exists(self._path(r, "sample.npz"))
+        return super()._inputs_on_disk(r, phase)
 
     def _teacher(self):
-        return evaluator_from_state(load_checkpoint(self.current_path)["evaluator"], self.v, self.device)
+        return self._load_current()
+
+    def finished_message(self) -> str:
+        return finished_message(self.run_dir, self.state)
 
     # --- the rounds ------------------------------------------------------------------
 
-    def run(self, progress: bool = True) -> dict:
-        """Run rounds until the recipe's are done or a stop is requested.  Returns
-        ``{"round", "phase", "stopped", "history"}``."""
-        from nardy_ai.backends import make_backend
-        from nardy_ai.files import FolderLock
-        if not self.lock.held:
-            self.lock = FolderLock(self.run_dir, "nardy train")
-        self.progress = progress
-        if self.log_enabled and self.metrics is None:
-            self.metrics = MetricsLog(self.run_dir)
-        self.backend = make_backend(self.backend_name, self.jobs, self.address, log=self.print)
-        if self.log_enabled:
-            self.metrics.line({"kind": "session", "round": self.state["round"], "phase_at_start": self.state["phase"],
-                               "time": round(time.time(), 3), "backend": self.backend.describe()})
-        steps = {"sample": self.sample, "rivals": self.rivals, "label": self.label, "fit": self.fit_phase,
-                 "gate": self.gate}
-        try:
-            while not self.finished and not self.stop_requested:
-                r, phase = self.state["round"], self.state["phase"]
-                os.makedirs(self.round_dir(r), exist_ok=True)
-                t0 = time.perf_counter()
-                done = steps[phase](r)
-                self.state["seconds"][phase] = self.state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
-                if not done:
-                    break
-                nxt = PHASES.index(phase) + 1
-                if nxt == len(PHASES):
-                    self.state["round"], self.state["phase"] = r + 1, "sample"
-                else:
-                    self.state["phase"] = PHASES[nxt]
-                self._write_state()
-            self._write_state()
-            if self.metrics is not None:
-                self.metrics.flush()
-        finally:
-            self.backend.close()
-            self.lock.release()
-        return {"round": self.state["round"], "phase": self.state["phase"], "stopped": self.stop_requested,
-                "history": self.state["history"]}
-
-    def close(self) -> None:
-        """Let another process use the run folder (:meth:`run` does this when it returns)."""
-        self.lock.release()
-        if self.metrics is not None:
-            self.metrics.close()
-
-    def _tasks(self, fn, tasks: list, desc: str, unit: str, size: Callable, done: int, total: int):
-        """Yield ``(task, result)`` as tasks finish on the backend, with a progress bar; stops
-        (ending the tasks in flight) when a stop is requested."""
-        from tqdm import tqdm
-        bar = tqdm(total=total, initial=done, unit=unit, disable=not self.progress, dynamic_ncols=True, desc=desc)
-        t0, n = time.perf_counter(), 0
-        runs = self.backend.run(fn, tasks)
-        try:
-            for task, result in runs:
-                n += size(task)
-                bar.update(size(task))
-                bar.set_postfix(per_s=f"{n / max(time.perf_counter() - t0, 1e-9):.0f}")
-                yield task, result
-                if self.stop_requested:
-                    break
-        finally:
-            runs.close()
-            bar.close()
+    def steps(self) -> dict:
+        return {"sample": self.sample, "rivals": self.rivals, "label": self.label, "fit": self.fit_phase,
+                "gate": self.gate}
 
     # --- phase: sample ---------------------------------------------------------------
 
@@ -841,7 +686,6 @@ class DistillRun:
     def fit_phase(self, r: int) -> bool:
         """The student: the teacher with ``fit.nets`` refitted; ``candidate.pt``.  Each net
         finished is kept in ``partial.pt`` (a resumed fit starts at the next net)."""
-        from tqdm import tqdm
         ft = self.cfg.rounds[r - 1].fit
         boards, classes, labels = self.read_labels(r)
         partial = self._path(r, "partial.pt")
@@ -861,15 +705,14 @@ class DistillRun:
 
         def on_epoch(label, epoch, train_loss, val_loss, excess):
             if label not in bars:
-                bars[label] = tqdm(total=ft.max_epochs, unit="epoch", disable=not self.progress,
-                                   dynamic_ncols=True, desc=f"round {r} fit {label}")
+                bars[label] = self.progress_bar(ft.max_epochs, f"round {r} fit {label}", "epoch")
             bars[label].update(1)
             bars[label].set_postfix(val=f"{val_loss:.5f}", excess=f"{excess:.6f}")
             if self.log_enabled:
                 self.metrics.record(f"fit/{label}", epoch, {"train_loss": train_loss, "val_loss": val_loss,
                                                             "val_excess": excess},
                                     kind="fit_epoch", round=r, phase="fit", net=label, epoch=epoch,
-                                    time=round(time.time(), 3))
+                                    time=self.now())
 
         def on_net(label, figures):
             if label in bars:
@@ -909,7 +752,7 @@ class DistillRun:
         reach ``gate.threshold``; then ``current.pt`` against ``run.eval_opponents``."""
         gt = self.cfg.rounds[r - 1].gate
         path = self._path(r, "candidate.pt")
-        cand = evaluator_from_state(load_checkpoint(path)["evaluator"], self.v, self.device)
+        cand = load_evaluator(path, self.v, self.device)
         cur = self._teacher()
         t0 = time.perf_counter()
         res = gate_match(cand, cur, gt.games, derive_seed(self.cfg.seed, SEED_GATE, r), self._stopping)
@@ -953,41 +796,3 @@ def finished_message(run_dir: str, state: dict) -> str:
     return (f"{run_dir} is finished: {done} round(s) done, current.pt from round {state['current_round']}. "
             f"To extend it, add [[rounds]] tables to a copy of {os.path.join(run_dir, 'config.toml')} and run "
             f"nardy train --config COPY --out {run_dir} --resume")
-
-
-def cli_train(args, cfg: TrainConfig, text: str, out: str, resume_command: list[str],
-              on_start: Callable[[], None] = lambda: None) -> int:
-    """``nardy train`` for ``[method] kind = "distill"``: run; Ctrl-C / SIGTERM stop cleanly
-    with the command that continues (``resume_command``; exit status 130).  ``on_start()``
-    once the run folder is set up (the CLI remembers its options there)."""
-    import shlex
-    import signal
-    import sys
-    if getattr(args, "games", None) is not None:
-        raise NardyError("--games is for TD training; a distillation run stops after its [[rounds]]")
-    if getattr(args, "actors", None) is not None:
-        raise NardyError("--actors is for TD training (--backend ray runs sampling and labelling as Ray tasks)")
-    run = DistillRun(cfg, out, config_text=text, resume=args.resume, backend=args.backend,
-                     jobs=getattr(args, "jobs", None), address=args.address)
-    if run.finished:
-        run.close()
-        print(finished_message(out, run.state))
-        return 0
-    on_start()
-
-    def stop(signum, frame):
-        signal.signal(signum, signal.SIG_DFL)        # a second signal kills
-        run.request_stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, stop)
-    res = run.run(progress=not args.no_progress)
-    run.close()
-    done = res["history"]
-    print(f"{len(done)} round(s) in {out}, {sum(1 for h in done if h['promoted'])} promoted; current "
-          f"evaluator {os.path.join(out, 'current.pt')} (round {run.state['current_round']})")
-    if res["stopped"]:
-        print(f"nardy: interrupted in round {res['round']}, phase {res['phase']} (finished work kept); "
-              f"continue with: {shlex.join(resume_command)}", file=sys.stderr)
-        return 130
-    return 0

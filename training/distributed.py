@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from nardy_ai.backends import BackendError, ray_lost_work_errors, ray_task_error, require_ray, start_ray
-from nardy_ai.netset import evaluator_from_state
+from nardy_ai.evaluator import evaluator_from_state
 from nardy_ai.variants import parse_variant_spec
 
 

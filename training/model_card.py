@@ -23,7 +23,8 @@ from nardy_ai.files import write_atomic
 from nardy_ai.machine import machine_description
 from nardy_ai.game import play_match, summarize
 from nardy_ai.model import NeuralEvaluator, load_checkpoint, n_outputs
-from nardy_ai.netset import NetSet, evaluator_from_state
+from nardy_ai.evaluator import evaluator_from_state
+from nardy_ai.netset import NetSet
 
 
 def training_wall_hours(metrics_path: str, gap_s: float = 600.0) -> float:
@@ -116,7 +117,7 @@ def cube_lines(ev, v) -> list[str]:
     """The net's double / take decisions on the variant's cube position set (``nardy bench
     cube``, gnubg 2-ply references), cubeful at 0 ply (Janowski) and 1 ply (nardy_ai/cubeful.py),
     when the variant has a set."""
-    from nardy_ai.bench_cube import CLEAR_MARGIN, cube_positions_path, load_cube_positions, score_agent
+    from nardy_ai.bench.cube import CLEAR_MARGIN, cube_positions_path, load_cube_positions, score_agent
     if not os.path.exists(cube_positions_path(v)):
         return []
     cset = load_cube_positions(v.id)

@@ -69,7 +69,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import math
 import os
@@ -80,22 +79,21 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
+from nardy_ai.bearoff import BearoffEvaluator
 from nardy_ai.board import CHECKERS, OFF, flip
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.errors import NardyError
+from nardy_ai.evaluator import load_evaluator
 from nardy_ai.files import atomic_file, write_atomic
-from nardy_ai.model import (CHECKPOINT_FORMAT, CheckpointError, NeuralEvaluator, equity,
-                            load_checkpoint, n_outputs, save_checkpoint)
-from nardy_ai.netset import BearoffMember, NetSet, adopt_state, as_netset, evaluator_from_state
-from nardy_ai.variants import Variant, get_variant, parse_variant_spec
+from nardy_ai.model import CheckpointError, NeuralEvaluator, equity, load_checkpoint, n_outputs, save_checkpoint
+from nardy_ai.netset import NetSet, as_netset
+from nardy_ai.variants import Variant
 
-from .config import ConfigError, TrainConfig, require_same_config, check_quotas, config_from_dict
-from .metrics_log import MetricsLog
+from .config import ConfigError, TrainConfig, check_quotas, config_from_dict
+from .run import STATE_FORMAT, StagedRun, write_json
 
 #: Version of the samples and label-chunk files (``format`` in each NPZ).
 FORMAT = 1
-#: Version of ``state.json``.
-STATE_FORMAT = 1
 #: The phases of a generation, in order.
 PHASES = ("sample", "label", "fit", "gate")
 #: Duplicate pairs of a gate played in lockstep (one :func:`play_games` call per side).
@@ -125,7 +123,7 @@ def read_npz(path: str) -> dict[str, np.ndarray]:
 
 
 def _write_json(path: str, obj: dict) -> None:
-    write_atomic(path, json.dumps(obj, indent=1, allow_nan=False) + "\n", SearchTargetsError)
+    write_json(path, obj, SearchTargetsError)
 
 
 def _settings(arrays: dict) -> dict:
@@ -164,14 +162,8 @@ def initial_evaluator(cfg: TrainConfig, variant: Variant, device=None):
     m = cfg.model
     if m.init_from and not m.classes:
         try:
-            state = load_checkpoint(m.init_from)["evaluator"]
-            try:
-                return evaluator_from_state(state, variant, device)
-            except CheckpointError as strict:
-                try:                   # a net of a sibling variant (same family and outputs)
-                    return evaluator_from_state(adopt_state(state, variant), variant, device)
-                except CheckpointError:
-                    raise strict from None
+            # a net of a sibling variant (same family and outputs) is adopted
+            return load_evaluator(m.init_from, variant, device, siblings="adopt")
         except CheckpointError as e:
             raise ConfigError(f"model.init_from: {e}") from None
 
@@ -192,14 +184,9 @@ _EVALUATORS: dict[str, Any] = {}
 def evaluator_from_bytes(sha: str, data: bytes, variant: Variant):
     """The evaluator of a checkpoint file's bytes, on the CPU, built once per process."""
     if sha not in _EVALUATORS:
-        try:
-            payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-        except Exception as e:      # torch raises many types for damaged bytes
-            raise CheckpointError(f"cannot read the evaluator sent to this worker ({type(e).__name__})") from None
-        if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-            raise CheckpointError("the evaluator sent to this worker is not a nardy_ai checkpoint")
+        ev = load_evaluator(data, variant, "cpu")
         _EVALUATORS.clear()           # one evaluator per generation: keep the newest only
-        _EVALUATORS[sha] = evaluator_from_state(payload["evaluator"], variant, "cpu")
+        _EVALUATORS[sha] = ev
     return _EVALUATORS[sha]
 
 
@@ -417,19 +404,19 @@ def label_afterstates(boards: np.ndarray, classes: np.ndarray, evaluator, settin
     by ``settings["kind"]``: ``"search"`` at ``settings["plies"]`` (rows of ``two_ply`` at 2
     plies), ``"rollout"`` by ``settings["rollout_games"]`` games truncated after
     ``settings["rollout_truncate"]`` plies with dice seed ``settings["rollout_seed"]``."""
-    from nardy_ai.search import neural_evaluation, search_values
+    from nardy_ai.search import search_values
     v = evaluator.variant
     names = class_names(v)
     boards = np.asarray(boards, np.int8)
     out = np.empty((len(boards), n_outputs(v)), np.float32)
     bear = (classes == names.index("bearoff")) if "bearoff" in names else np.zeros(len(boards), bool)
     if bear.any():
-        out[bear] = BearoffMember(v).probabilities(boards[bear])
+        out[bear] = BearoffEvaluator(v).probabilities(boards[bear])
     rest = ~bear
     if not rest.any():
         return out
     if settings["kind"] == "search":
-        ev = neural_evaluation(evaluator)
+        ev = evaluator
         deep = np.zeros(len(boards), bool) if two_ply is None else np.asarray(two_ply, bool)
         for plies, rows in ((settings["plies"], rest & ~deep), (2, rest & deep)):
             if rows.any():
@@ -597,164 +584,81 @@ def gate_match(candidate, current, games: int, seed: int,
 
 # --- the run -------------------------------------------------------------------------------
 
-class SearchTargetsRun:
-    """A search-targets training run in a folder (module docstring)."""
+class SearchTargetsRun(StagedRun):
+    """A search-targets training run in a folder (module docstring; the folder, state,
+    resume, metrics and stops: :class:`training.run.StagedRun`)."""
+
+    PHASES = PHASES
+    UNIT = "generation"
+    KEPT_KINDS = ("label_chunk",)
+    STATE_WHAT = "a search-targets run"
+    ERROR = SearchTargetsError
 
     def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
                  resume: bool = False, backend: str = "local", jobs: int | None = None,
                  address: str | None = None, log: bool = True, print_fn=print):
-        from nardy_ai.backends import check_backend, require_ray
-        from nardy_ai.files import FolderLock
-        self.cfg = cfg
-        self.v = parse_variant_spec(cfg.variant)
-        if cfg.sample.quotas:
-            check_quotas(cfg, self.v)
-        self.run_dir = run_dir
-        self.state_path = os.path.join(run_dir, "state.json")
-        self.current_path = os.path.join(run_dir, "current.pt")
-        check_backend(backend, jobs, address)
-        if backend == "ray":
-            require_ray()                 # before any file is written
-        self.backend_name, self.jobs, self.address = backend, jobs, address
-        self.print = print_fn
-        self.log_enabled = log
-        if cfg.run.threads:
-            torch.set_num_threads(cfg.run.threads)
-        device = None if cfg.run.device == "auto" else cfg.run.device
-        if device == "cuda" and not torch.cuda.is_available():
-            raise ConfigError("run.device: cuda, but this torch sees no CUDA device (use auto or cpu)")
-        self.device = device
-        self.stop_requested = False
-        if resume:
-            if not os.path.exists(self.state_path):
-                raise NardyError(f"{run_dir} holds no search-targets run to resume (no state.json)")
-            self.lock = FolderLock(run_dir, "nardy train")
-            self.state = self._read_state()
-            self._check_config()
-            if self.state["generation"] <= cfg.method.generations:     # a finished run: nothing written
-                self._rewind()
-                self._trim_metrics()
-        else:
-            if os.path.exists(self.state_path) or os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
-                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
-                                 f"or --out to start a new one")
-            ev = initial_evaluator(cfg, self.v, device)
-            self._quotas(as_netset(ev))           # checked before any file is written
-            try:
-                os.makedirs(run_dir, exist_ok=True)
-            except OSError as e:
-                raise NardyError(f"cannot create the run folder {run_dir}: {e.strerror}") from None
-            self.lock = FolderLock(run_dir, "nardy train")
-            if os.path.exists(self.state_path):       # started by another process meanwhile
-                self.lock.release()
-                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
-                                 f"or --out to start a new one")
-            if config_text is not None:
-                with open(os.path.join(run_dir, "config.toml"), "w", encoding="utf-8") as f:
-                    f.write(config_text)
-            save_checkpoint(self.current_path, evaluator_payload(ev, cfg, 0))
-            self.state = {"format": STATE_FORMAT, "generation": 1, "phase": "sample",
-                          "current_generation": 0, "history": [], "seconds": {p: 0.0 for p in PHASES}}
-            self._write_state()
-        finished = self.state["generation"] > cfg.method.generations
-        self.metrics = MetricsLog(run_dir) if log and not finished else None
+        self._setup(cfg, run_dir, backend, jobs, address, log, print_fn)
+        self._open(resume, config_text)
+
+    @classmethod
+    def from_cli(cls, args, cfg, text, out, games=None):
+        if getattr(args, "games", None) is not None:
+            raise NardyError("--games is for TD training; a search-targets run stops after "
+                             "method.generations generations")
+        if getattr(args, "actors", None) is not None:
+            raise NardyError("--actors is for TD training (--backend ray runs the labelling as Ray tasks)")
+        return super().from_cli(args, cfg, text, out, games)
 
     # --- state -----------------------------------------------------------------------
 
-    def request_stop(self) -> None:
-        """Stop at the next safe point; :meth:`run` then returns (signal handlers)."""
-        self.stop_requested = True
+    @property
+    def units(self) -> int:
+        return self.cfg.method.generations
 
-    def _stopping(self) -> bool:
-        return self.stop_requested
+    def _no_run_error(self) -> NardyError:
+        return NardyError(f"{self.run_dir} holds no search-targets run to resume (no state.json)")
 
-    def _read_state(self) -> dict:
-        try:
-            with open(self.state_path, encoding="utf-8") as f:
-                state = json.load(f)
-        except (OSError, ValueError) as e:
-            raise SearchTargetsError(f"cannot read {self.state_path}: {e}") from None
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("phase") not in PHASES:
-            raise SearchTargetsError(f"{self.state_path} is not the state of a search-targets run "
-                                     f"(format {STATE_FORMAT})")
-        return state
+    def _check_ahead(self) -> None:
+        if self.cfg.sample.quotas:
+            check_quotas(self.cfg, self.v)
+        super()._check_ahead()
 
-    def _write_state(self) -> None:
-        _write_json(self.state_path, self.state)
+    def _initial_state(self) -> dict:
+        return {"format": STATE_FORMAT, "generation": 1, "phase": "sample",
+                "current_generation": 0, "history": [], "seconds": {p: 0.0 for p in PHASES}}
+
+    def _starting_evaluator(self):
+        ev = initial_evaluator(self.cfg, self.v, self.device)
+        self._quotas(as_netset(ev))           # checked before any file is written
+        return ev
+
+    def _start_payload(self, ev) -> dict:
+        return evaluator_payload(ev, self.cfg, 0)
+
+    def _load(self, config_text: str | None) -> None:
+        self.state = self._read_state()
+        self._check_config()
 
     def _check_config(self) -> None:
         """A resumed run may run more generations, elsewhere, or be watched differently
         ([run], [ray], method.generations); what changes the training must stay as it was."""
         saved = config_from_dict(load_checkpoint(self.current_path)["config"]).to_dict()
-        now = self.cfg.to_dict()
-        for d in (saved, now):
-            for section in ("run", "ray", "td", "selfplay"):
-                d.pop(section)
-            d["method"].pop("generations")
-        require_same_config(saved, now, self.run_dir)
-
-    def _rewind(self) -> None:
-        """On resume: start the generation's work again from the first phase whose inputs are
-        not on disk.  ``generations/`` is not committed with a shipped run (it is large and
-        gitignored), so a fresh clone resumes a run stopped mid-generation by sampling that
-        generation again (seeded: the same afterstates) instead of failing on a missing file."""
-        g, phase = self.state["generation"], self.state["phase"]
-        d = self.gen_dir(g)
-        if phase == "gate" and not os.path.exists(os.path.join(d, "candidate.pt")):
-            phase = "fit"
-        if phase == "fit":
-            try:
-                n = len(self._read_samples(g)["boards"])
-                chunks = (n + self.cfg.label.chunk - 1) // self.cfg.label.chunk
-                if not all(os.path.exists(self._chunk_path(g, i)) for i in range(chunks)):
-                    phase = "label"
-            except (OSError, SearchTargetsError):
-                phase = "sample"
-        if phase == "label" and not os.path.exists(os.path.join(d, "samples.npz")):
-            phase = "sample"
-        if phase != self.state["phase"]:
-            self.print(f"generation {g}: the files of phase {self.state['phase']} are not in {d}; "
-                       f"starting again at {phase}")
-            self.state["phase"] = phase
-            self._write_state()
-
-    def _trim_metrics(self) -> None:
-        """On resume: drop the metrics lines of the phases that start again (those of this
-        generation from the current phase on; the label chunks on disk keep theirs)."""
-        path = os.path.join(self.run_dir, "metrics.jsonl")
-        if not os.path.exists(path):
-            return
-        g, phase = self.state["generation"], PHASES.index(self.state["phase"])
-        keep = []
-        with open(path, "rb") as f:
-            for raw in f.read().split(b"\n"):
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    continue                  # a torn last line
-                lg, lp = line.get("generation"), line.get("phase")
-                if lp in PHASES and isinstance(lg, int) and (
-                        lg > g or (lg == g and PHASES.index(lp) >= phase
-                                   and not (lp == "label" == self.state["phase"] and line.get("kind") == "label_chunk"))):
-                    continue
-                keep.append(raw + b"\n")
-        write_atomic(path, b"".join(keep), SearchTargetsError)
+        self._require_same_config(saved, self.cfg.to_dict(),
+                                  ("run", "ray", "td", "selfplay", "method.generations"))
 
     def gen_dir(self, g: int) -> str:
         return os.path.join(self.run_dir, "generations", f"{g:03d}")
 
-    def _log(self, kind: str, g: int, phase: str, scalars: dict, tb: bool = True, **extra) -> None:
-        """One metrics.jsonl line; numbers also to TensorBoard as ``kind/name`` at step ``g``."""
-        if not self.log_enabled:
-            return
-        self.metrics.line({"kind": kind, "generation": g, "phase": phase,
-                           "time": round(time.time(), 3), **extra, **scalars})
-        if tb:
-            self.metrics.scalars(kind, scalars, g)
+    unit_dir = gen_dir
 
-    def _load_current(self, device=None):
-        return evaluator_from_state(load_checkpoint(self.current_path)["evaluator"], self.v,
-                                          device if device is not None else self.device)
+    def _label_chunk(self, g: int) -> int:
+        return self.cfg.label.chunk
+
+    def finished_message(self) -> str:
+        return (f"{self.run_dir} is finished: {len(self.state['history'])} generation(s) of method.generations = "
+                f"{self.cfg.method.generations}. To extend it, raise method.generations in a copy of "
+                f"{os.path.join(self.run_dir, 'config.toml')} and run nardy train --config COPY --out "
+                f"{self.run_dir} --resume")
 
     def _quotas(self, netset: NetSet) -> dict[str, int]:
         """Afterstates per class of a generation's sample (refusing quotas for classes that
@@ -770,49 +674,8 @@ class SearchTargetsRun:
 
     # --- the generations -------------------------------------------------------------
 
-    def run(self, progress: bool = True) -> dict:
-        """Run generations until ``method.generations`` are done or a stop is requested.
-        Returns ``{"generation", "phase", "stopped", "history"}``."""
-        from nardy_ai.backends import make_backend
-        from nardy_ai.files import FolderLock
-        if not self.lock.held:
-            self.lock = FolderLock(self.run_dir, "nardy train")
-        self.progress = progress
-        if self.log_enabled and self.metrics is None:
-            self.metrics = MetricsLog(self.run_dir)
-        self.backend = make_backend(self.backend_name, self.jobs, self.address, log=self.print)
-        if self.log_enabled:
-            self.metrics.line({"kind": "session", "generation": self.state["generation"],
-                               "phase_at_start": self.state["phase"], "time": round(time.time(), 3),
-                               "backend": self.backend.describe()})
-        steps = {"sample": self.sample, "label": self.label, "fit": self.fit_phase, "gate": self.gate}
-        try:
-            while self.state["generation"] <= self.cfg.method.generations and not self.stop_requested:
-                g, phase = self.state["generation"], self.state["phase"]
-                os.makedirs(self.gen_dir(g), exist_ok=True)
-                t0 = time.perf_counter()
-                done = steps[phase](g)
-                self.state["seconds"][phase] = self.state["seconds"].get(phase, 0.0) + time.perf_counter() - t0
-                if not done:
-                    break
-                nxt = PHASES.index(phase) + 1
-                if nxt == len(PHASES):
-                    self.state["generation"], self.state["phase"] = g + 1, "sample"
-                else:
-                    self.state["phase"] = PHASES[nxt]
-                self._write_state()
-            self._write_state()
-            if self.metrics is not None:
-                self.metrics.flush()
-        finally:
-            self.backend.close()
-            self.lock.release()
-        return {"generation": self.state["generation"], "phase": self.state["phase"],
-                "stopped": self.stop_requested, "history": self.state["history"]}
-
-    def close(self) -> None:
-        """Let another process use the run folder (:meth:`run` does this when it returns)."""
-        self.lock.release()
+    def steps(self) -> dict:
+        return {"sample": self.sample, "label": self.label, "fit": self.fit_phase, "gate": self.gate}
 
     # --- phase: sample ---------------------------------------------------------------
 
@@ -881,30 +744,10 @@ class SearchTargetsRun:
         tasks = label_tasks(boards, classes, np.zeros(len(boards), bool), self.v, self._checkpoint_bytes(),
                             settings, chunk)
         out = np.empty((len(boards), n_outputs(self.v)), np.float32)
-        for task, (index, labels, _) in self._run_tasks(tasks, desc):
+        for task, (index, labels, _) in self._tasks(label_chunk, tasks, desc, "pos", lambda t: len(t.boards), 0,
+                                                    len(boards), rate="pos_s"):
             out[task.first:task.first + len(labels)] = labels
         return None if self.stop_requested else out
-
-    def _run_tasks(self, tasks: list[LabelTask], desc: str, done: int = 0, total: int | None = None):
-        """Yield ``(task, result)`` of label tasks as they finish, with a progress bar; stops
-        (ending the tasks in flight) when a stop is requested."""
-        from tqdm import tqdm
-        total = total if total is not None else sum(len(t.boards) for t in tasks)
-        bar = tqdm(total=total, initial=done, unit="pos", disable=not self.progress, dynamic_ncols=True,
-                   desc=desc)
-        t0, n = time.perf_counter(), 0
-        runs = self.backend.run(label_chunk, tasks)
-        try:
-            for task, result in runs:
-                n += len(task.boards)
-                bar.update(len(task.boards))
-                bar.set_postfix(pos_s=f"{n / max(time.perf_counter() - t0, 1e-9):.0f}")
-                yield task, result
-                if self.stop_requested:
-                    break
-        finally:
-            runs.close()
-            bar.close()
 
     def label_settings(self, g: int, sha: str) -> dict:
         lb = self.cfg.label
@@ -951,8 +794,9 @@ class SearchTargetsRun:
                 if self._chunk_ok(self._chunk_path(g, i), {**settings, "chunk_index": i}, boards[lo:lo + chunk])}
         tasks = label_tasks(boards, classes, deep, self.v, (sha, data), settings, chunk, skip=done)
         t0, cpu, n = time.perf_counter(), 0.0, 0
-        for task, (index, labels, seconds) in self._run_tasks(
-                tasks, f"label {self.v.id}", done=len(boards) - sum(len(t.boards) for t in tasks), total=len(boards)):
+        for task, (index, labels, seconds) in self._tasks(
+                label_chunk, tasks, f"label {self.v.id}", "pos", lambda t: len(t.boards),
+                len(boards) - sum(len(t.boards) for t in tasks), len(boards), rate="pos_s"):
             write_npz(self._chunk_path(g, index), format=np.int64(FORMAT), boards=task.boards, labels=labels,
                       classes=task.classes, two_ply=task.two_ply, rows=np.array([task.first, task.first + len(labels)]),
                       settings=np.array(json.dumps({**settings, "chunk_index": index})))
@@ -1009,9 +853,7 @@ class SearchTargetsRun:
                 self.print(f"generation {g}: net {label} has {len(rows)} labelled afterstate(s); not fitted")
                 continue
             x = member.encoder(boards[rows])
-            from tqdm import tqdm
-            bar = tqdm(total=self.cfg.fit.max_epochs, unit="epoch", disable=not self.progress,
-                       dynamic_ncols=True, desc=f"fit {label} ({len(rows):,} pos)")
+            bar = self.progress_bar(self.cfg.fit.max_epochs, f"fit {label} ({len(rows):,} pos)", "epoch")
 
             def on_epoch(epoch, train_loss, val_loss, val_excess, label=label, bar=bar):
                 bar.update(1)
@@ -1045,7 +887,7 @@ class SearchTargetsRun:
         """Candidate vs current; promote the candidate when it does not lose (gate.threshold);
         then the current evaluator against the evaluation opponents."""
         path = os.path.join(self.gen_dir(g), "candidate.pt")
-        cand = evaluator_from_state(load_checkpoint(path)["evaluator"], self.v, self.device)
+        cand = load_evaluator(path, self.v, self.device)
         cur = self._load_current()
         t0 = time.perf_counter()
         res = gate_match(cand, cur, self.cfg.gate.games, _seed(self.cfg.seed, g), self._stopping)
@@ -1103,145 +945,3 @@ def evaluate_against_opponents(run, variant, evaluator, stop_requested) -> dict 
         evaluation[f"vs_{spec}/win_rate"] = s["win_rate"]
         evaluation[f"vs_{spec}/points_per_game"] = s["points_per_game"]
     return evaluation
-
-
-# --- the command line ----------------------------------------------------------------------
-
-def cli_train(args, cfg: TrainConfig, text: str, out: str, resume_command: list[str] | None = None,
-              on_start: Callable[[], None] = lambda: None) -> int:
-    """``nardy train`` for ``[method] kind = "search_targets"``: run, Ctrl-C / SIGTERM stop
-    cleanly with the command that continues (``resume_command``; exit status 130).
-    ``on_start()`` once the run folder is set up (the CLI remembers its options there)."""
-    import shlex
-    import signal
-    import sys
-    if getattr(args, "games", None) is not None:
-        raise NardyError("--games is for TD training; a search-targets run stops after "
-                         "method.generations generations")
-    if getattr(args, "actors", None) is not None:
-        raise NardyError("--actors is for TD training (--backend ray runs the labelling as Ray tasks)")
-    run = SearchTargetsRun(cfg, out, config_text=text, resume=args.resume, backend=args.backend,
-                           jobs=getattr(args, "jobs", None), address=args.address)
-    if run.state["generation"] > cfg.method.generations:
-        run.close()
-        print(f"{out} is finished: {len(run.state['history'])} generation(s) of method.generations = "
-              f"{cfg.method.generations}. To extend it, raise method.generations in a copy of "
-              f"{os.path.join(out, 'config.toml')} and run nardy train --config COPY --out {out} --resume")
-        return 0
-    on_start()
-
-    def stop(signum, frame):
-        # First signal: stop at the next safe point; a second one kills.
-        signal.signal(signum, signal.SIG_DFL)
-        run.request_stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, stop)
-    res = run.run(progress=not args.no_progress)
-    done = res["history"]
-    promoted = sum(1 for h in done if h["promoted"])
-    print(f"{len(done)} generation(s) in {out}, {promoted} promoted; current evaluator "
-          f"{os.path.join(out, 'current.pt')} (generation {run.state['current_generation']})")
-    if res["stopped"]:
-        again = resume_command or ["nardy", "train", "--out", out, "--resume"]
-        print(f"nardy: interrupted in generation {res['generation']}, phase {res['phase']} (finished "
-              f"work kept); continue with: {shlex.join(again)}", file=sys.stderr)
-        return 130
-    return 0
-
-
-# --- benchmark -----------------------------------------------------------------------------
-
-def _bench_chunk(task: LabelTask) -> tuple[int, float, float, float]:
-    """A benchmark task: label a chunk; ``(positions, CPU seconds, start, end)`` (wall clock)."""
-    t0 = time.time()
-    _, labels, cpu = label_chunk(task)
-    return len(labels), cpu, t0, time.time()
-
-
-def bench_labels(variant="backgammon", checkpoint: str | None = None, seconds: float = 30.0,
-                 jobs: int | None = None, plies: int = 1, chunk: int = 2000, seed: int = 0) -> dict:
-    """1-ply labelling speed (:func:`label_afterstates`, the labelling path of training) on
-    afterstates from the net's own self-play (every class but bear-off, whose database labels
-    cost nothing): positions labelled per CPU second in this process (one core), and per wall
-    second on ``jobs`` local processes (default: every core), counted from the first chunk's
-    start to the last one's end (worker start-up excluded; also given with it)."""
-    import multiprocessing as mp
-
-    from nardy_ai.backends import make_backend
-    from nardy_ai.shipping import bench_net
-    from nardy_ai.machine import machine_description
-    v = get_variant(variant)
-    path = checkpoint or bench_net(v)
-    if not os.path.isabs(path) and not os.path.exists(path):
-        here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), path)
-        path = here if os.path.exists(here) else path
-    with open(path, "rb") as f:
-        data = f.read()
-    ck = (hashlib.sha256(data).hexdigest(), data)
-    ev = evaluator_from_bytes(*ck, v)
-    netset = as_netset(ev)
-    names = netset.classes
-    quotas = class_quotas(4 * chunk, {c: 1.0 for c in names if c != "bearoff"}, names)
-    res = sample_afterstates(ev, quotas, seed, parallel_games=256, epsilon=0.05, keep=0.25)
-    boards, classes = res.boards, res.classes
-    settings = {"kind": "search", "plies": plies, "seed": seed}
-    no_deep = np.zeros(len(boards), bool)
-
-    def tasks(n: int) -> list[LabelTask]:
-        reps = np.resize(np.arange(len(boards)), n)
-        return label_tasks(boards[reps], classes[reps], no_deep[reps], v, ck, settings, chunk)
-
-    # One core: this process, chunk after chunk for half the time.
-    label_chunk(tasks(200)[0])                                   # warm-up
-    one = tasks(len(boards))
-    n1 = cpu1 = wall1 = 0.0
-    i = 0
-    while i == 0 or wall1 < seconds / 2:
-        t0 = time.perf_counter()
-        _, labels, cpu = label_chunk(one[i % len(one)])
-        wall1 += time.perf_counter() - t0
-        cpu1 += cpu
-        n1 += len(labels)
-        i += 1
-    rate1 = n1 / max(cpu1, 1e-9)
-    # All cores: local processes, enough chunks for about half the time at this process's pace.
-    jobs = jobs or os.cpu_count() or 1
-    per_job = max(1, int(math.ceil(n1 / max(wall1, 1e-9) * seconds / 2 / chunk)))
-    work = tasks(jobs * per_job * chunk)
-    t0 = time.perf_counter()
-    with make_backend("local", jobs, log=lambda s: None) as be:
-        results = [r for _, r in be.run(_bench_chunk, work)]
-    wall_all = time.perf_counter() - t0
-    n_all = sum(r[0] for r in results)
-    span = max(r[3] for r in results) - min(r[2] for r in results)
-    described = netset.describe() if netset.members else netset.describe()[-1:]
-    return {"machine": machine_description(), "variant": v.id, "net": path,
-            "evaluator": described, "plies": plies, "chunk": chunk,
-            "classes": {c: int(np.sum(classes == names.index(c))) for c in names},
-            "one_core": {"positions": int(n1), "cpu_seconds": cpu1, "wall_seconds": wall1,
-                         "positions_per_cpu_s": rate1, "positions_per_s": n1 / max(wall1, 1e-9)},
-            "all_cores": {"jobs": jobs, "positions": int(n_all), "wall_seconds": span,
-                          "positions_per_s": n_all / max(span, 1e-9),
-                          "wall_seconds_with_startup": wall_all,
-                          "positions_per_s_with_startup": n_all / max(wall_all, 1e-9),
-                          "cpu_seconds": sum(r[1] for r in results)},
-            "start_method": mp.get_start_method()}
-
-
-def format_labels(r: dict) -> str:
-    """The lines ``nardy bench labels`` prints."""
-    one, alls = r["one_core"], r["all_cores"]
-    mix = ", ".join(f"{c} {n:,}" for c, n in r["classes"].items() if n)
-    return "\n".join([
-        f"machine: {r['machine']}",
-        f"{r['variant']}: {r['plies']}-ply labels of afterstates from the net's self-play ({mix}), "
-        f"{r['net']}, chunks of {r['chunk']:,}",
-        *(f"  {line}" for line in r["evaluator"]),
-        f"  one core (this process, 1 torch thread): {one['positions_per_cpu_s']:>10,.0f} positions/CPU s "
-        f"({one['positions_per_s']:,.0f}/s wall, {int(one['positions']):,} positions)",
-        f"  {alls['jobs']} local processes:              {alls['positions_per_s']:>10,.0f} positions/s wall "
-        f"({alls['positions']:,} positions in {alls['wall_seconds']:.1f} s; "
-        f"{alls['positions_per_s_with_startup']:,.0f}/s counting worker start-up; "
-        f"{alls['positions'] / max(alls['cpu_seconds'], 1e-9):,.0f} positions/CPU s per process)",
-    ])

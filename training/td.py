@@ -36,20 +36,18 @@ from collections import defaultdict
 import numpy as np
 import torch
 
-from nardy_ai.agents import make_agent
 from nardy_ai.agents.neural import NeuralAgent
-from nardy_ai.board import parse_json, start_board
+from nardy_ai.board import start_board
 from nardy_ai.classes import class_names
-from nardy_ai.errors import FormatError, NardyError
+from nardy_ai.errors import NardyError
 from nardy_ai.game import play_match, summarize
-from nardy_ai.files import FolderLock, write_atomic
 from nardy_ai.model import (CheckpointError, NeuralEvaluator, flip_outcomes, load_checkpoint,
                             outcome_targets, save_checkpoint)
-from nardy_ai.netset import FALLBACK, NetSet, as_netset, evaluator_from_state
-from nardy_ai.variants import parse_variant_spec
+from nardy_ai.evaluator import evaluator_from_state, load_evaluator
+from nardy_ai.netset import FALLBACK, NetSet, as_netset
 
-from .config import TrainConfig, require_same_config, config_from_dict
-from .metrics_log import MetricsLog
+from .config import TrainConfig, config_from_dict
+from .run import Run
 from .selfplay import FinishedGame, LocalSelfPlay, SelfPlay, Timers  # noqa: F401  (their home was here)
 
 class TrainingDiverged(NardyError):
@@ -121,119 +119,107 @@ def _copy_net(src: NeuralEvaluator, dst: NeuralEvaluator, where: str, path: str)
     dst.net.load_state_dict(out)
 
 
-class Trainer:
-    """A training run in a folder: config copy, checkpoints, TensorBoard events, metrics.jsonl."""
+class Trainer(Run):
+    """A TD(lambda) training run in a folder: config copy, ``checkpoint.pt`` (its state: the
+    nets, optimizers, random generators and counts), TensorBoard events, metrics.jsonl (the
+    folder, resume, metrics and stops: :class:`training.run.Run`).  ``total_games``: the
+    target (default ``selfplay.total_games``)."""
+
+    STATE_FILE = "checkpoint.pt"
 
     def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
                  resume: bool = False, log: bool = True, backend: str = "local",
-                 address: str | None = None, print_fn=print):
-        self.cfg = cfg
-        self.v = parse_variant_spec(cfg.variant)
-        self.run_dir = run_dir
-        self.ckpt_path = os.path.join(run_dir, "checkpoint.pt")
-        self.log_enabled = log
-        from nardy_ai.backends import check_backend, require_ray
-        check_backend(backend, address=address)
-        if backend == "ray":
-            require_ray()                 # before any file is written
-        self.backend, self.address, self.print = backend, address, print_fn
-        if cfg.run.threads:
-            torch.set_num_threads(cfg.run.threads)
-        device = None if cfg.run.device == "auto" else cfg.run.device
-        if device == "cuda" and not torch.cuda.is_available():
-            from .config import ConfigError
-            raise ConfigError("run.device: cuda, but this torch sees no CUDA device (use auto or cpu)")
+                 address: str | None = None, print_fn=print, total_games: int | None = None):
+        self._setup(cfg, run_dir, backend, None, address, log, print_fn)
+        self.backend = backend
+        self.ckpt_path = self.state_path
+        self.total_games = total_games or cfg.selfplay.total_games
         self.timers = Timers()
         self.wall_before = 0.0
         self.session_start = time.time()
         self.games = 0
         self.positions = 0
         self.updates = 0
-        if resume:
-            self._resume(device)
-        else:
-            if os.path.exists(self.ckpt_path):
-                raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
-                                 f"or --out to start a new one")
-            self.ev = self._create(device)
-            self.set = as_netset(self.ev)
-            if cfg.model.init_from:
-                self._warm_start(cfg.model.init_from)
-            self.opts = self._optimizers()
-            self.rng = np.random.default_rng(cfg.seed)
-        self.opponents = self._eval_opponents()
+        self._open(resume, config_text)
         self.play = SelfPlay(self.ev, cfg.selfplay.parallel_games, self.rng,
                              cfg.selfplay.epsilon, cfg.selfplay.temperature, self.timers)
-        # Everything is checked and built: only now is the run folder written, by one process.
-        try:
-            os.makedirs(run_dir, exist_ok=True)
-        except OSError as e:
-            raise NardyError(f"cannot create the run folder {run_dir}: {e.strerror}") from None
-        self.lock = FolderLock(run_dir, "nardy train")         # held until run() ends
-        if not resume and os.path.exists(self.ckpt_path):      # started by another process meanwhile
-            self.lock.release()
-            raise NardyError(f"{run_dir} already holds a run; use --resume to continue it "
-                             f"or --out to start a new one")
-        if resume:
-            self._trim_metrics()
-        if config_text is not None and not resume:
-            with open(os.path.join(run_dir, "config.toml"), "w", encoding="utf-8") as f:
-                f.write(config_text)
-        # TensorBoard drops the events a killed session logged after its checkpoint (the
-        # steps from the checkpoint's game count + 1 on) and keeps those logged at it.
-        self.metrics = MetricsLog(run_dir, purge_step=self.games + 1 if resume else None) if log else None
         self.pending: list[FinishedGame] = []
         self.recent: dict = defaultdict(list)
         self.last_eval: dict = {}
-        self.stop_requested = False
 
-    def request_stop(self) -> None:
-        """Finish the current ply, write a checkpoint and return from :meth:`run` (signals)."""
-        self.stop_requested = True
+    @classmethod
+    def from_cli(cls, args, cfg, text, out, games=None):
+        """``nardy train`` of a TD recipe: ``--games`` (``games``: given or remembered) is the
+        target; ``--actors`` the Ray actors; at or below the games played, a given ``--games``
+        is an error that changes nothing."""
+        if getattr(args, "jobs", None) is not None:
+            raise NardyError('--jobs is for [method] kind = "search_targets" or "distill" (sampling and '
+                             'labelling processes)')
+        if getattr(args, "actors", None) is not None:
+            if args.backend != "ray":
+                raise NardyError("--actors is for --backend ray")
+            if args.actors < 1:
+                raise NardyError(f"--actors must be at least 1, got {args.actors}")
+            cfg.ray.actors = args.actors
+        t = cls(cfg, out, config_text=text, resume=args.resume, backend=args.backend, address=args.address,
+                total_games=games)
+        if args.resume and args.games is not None and args.games <= t.games:
+            t.close()                     # the run is finished for this target: nothing written
+            raise NardyError(f"--games {args.games}: the run in {out} has already played {t.games:,} games; "
+                             f"give more than {t.games} to extend it")
+        return t
 
-    def close(self) -> None:
-        """Let another process use the run folder (:meth:`run` does this when it returns)."""
-        self.lock.release()
+    @property
+    def finished(self) -> bool:
+        return self.games >= self.total_games
+
+    def finished_message(self) -> str:
+        return (f"{self.run_dir} is finished: {self.games:,} games played (target {self.total_games:,}). To extend "
+                f"it: nardy train --out {self.run_dir} --resume --games N (N > {self.games})")
+
+    def summary(self, result: dict) -> str:
+        return (f"{result['games']} games in {self.run_dir} ({result['games_per_s']:.1f} games/s this session); "
+                f"checkpoint {self.ckpt_path}")
+
+    def stopped_at(self, result: dict) -> str:
+        return f"at game {result['games']} (checkpoint written)"
+
+    # --- the run folder (training.run.Run) ---------------------------------------------
+
+    def _no_run_error(self) -> NardyError:
+        return CheckpointError(f"checkpoint {self.ckpt_path} does not exist")
+
+    def _check_ahead(self) -> None:
+        """The evaluation opponents, built now: a spec that names no agent for this variant
+        fails before any training (run.eval_opponents), not at the first evaluation."""
+        self.opponents = self.check_eval_opponents()
+
+    def _start(self) -> None:
+        self.ev = self._create(self.device)
+        self.set = as_netset(self.ev)
+        if self.cfg.model.init_from:
+            self._warm_start(self.cfg.model.init_from)
+        self.opts = self._optimizers()
+        self.rng = np.random.default_rng(self.cfg.seed)
+
+    def _load(self, config_text: str | None) -> None:
+        self._resume(self.device)
+
+    def _keep_line(self, line: dict) -> bool:
+        """A resume keeps the lines logged up to the checkpoint's game count (its own too)."""
+        games = line.get("games")
+        return isinstance(games, int) and not isinstance(games, bool) and games <= self.games
+
+    def _trimmed(self, path: str, dropped: int) -> None:
+        self.print(f"{path}: {dropped} line(s) logged after the checkpoint of game {self.games} "
+                   f"dropped (that session was stopped without a checkpoint)")
+
+    def _purge_step(self, resume: bool) -> int | None:
+        # TensorBoard drops the events a killed session logged after its checkpoint (the
+        # steps from the checkpoint's game count + 1 on) and keeps those logged at it.
+        return self.games + 1 if resume else None
 
     # --- safety ----------------------------------------------------------------------
-
-    def _eval_opponents(self) -> dict:
-        """The evaluation opponents by spec, built now: a spec that names no agent for this
-        variant fails before any training (run.eval_opponents), not at the first evaluation."""
-        from .config import ConfigError
-        out = {}
-        for spec in self.cfg.run.eval_opponents:
-            try:
-                out[spec] = make_agent(spec, self.v)
-            except NardyError as e:
-                raise ConfigError(f"run.eval_opponents: {e}") from None
-        return out
-
-    def _trim_metrics(self) -> None:
-        """On resume: drop from metrics.jsonl what a killed session logged after its last
-        checkpoint (lines of more games than the checkpoint's, a torn last line), so that the
-        game count of the file never goes backwards.  The checkpoint's own lines stay."""
-        path = os.path.join(self.run_dir, "metrics.jsonl")
-        try:
-            with open(path, "rb") as f:
-                lines = f.read().split(b"\n")
-        except FileNotFoundError:
-            return
-        except OSError as e:
-            raise NardyError(f"cannot read {path}: {e.strerror}") from None
-        keep = []
-        for raw in lines:
-            try:
-                games = parse_json(raw)["games"] if raw.strip() else None
-            except (FormatError, TypeError, KeyError):
-                games = None
-            if isinstance(games, int) and not isinstance(games, bool) and games <= self.games:
-                keep.append(raw + b"\n")
-        dropped = sum(1 for raw in lines if raw.strip()) - len(keep)
-        if dropped:
-            write_atomic(path, b"".join(keep))
-            self.print(f"{path}: {dropped} line(s) logged after the checkpoint of game {self.games} "
-                       f"dropped (that session was stopped without a checkpoint)")
 
     def check_finite(self, scalars: dict | None = None) -> None:
         """Stop the run (:class:`TrainingDiverged`) at the first statistic or weight that is
@@ -290,7 +276,7 @@ class Trainer:
         weight where they would change a value, so the copy values exactly as the source."""
         from .config import ConfigError
         try:
-            other = evaluator_from_state(load_checkpoint(path)["evaluator"], self.v, "cpu")
+            other = load_evaluator(path, self.v, "cpu")
         except (CheckpointError, KeyError) as e:
             raise ConfigError(f"model.init_from: {e}") from None
         if isinstance(self.ev, NetSet):
@@ -343,16 +329,11 @@ class Trainer:
             raise CheckpointError(f"{self.ckpt_path} is not a training checkpoint")
         self.ev = evaluator_from_state(data["evaluator"], self.v, device)
         self.set = as_netset(self.ev)
-        saved = config_from_dict(data["config"]).to_dict()
-        now = self.cfg.to_dict()
         # A resumed run may be extended or watched differently (total games, [run] cadence,
         # threads, device) or run elsewhere ([ray]); anything that changes what is learned
         # must stay as it was.
-        for d in (saved, now):
-            d.pop("run")
-            d.pop("ray")
-            d["selfplay"].pop("total_games")
-        require_same_config(saved, now, self.run_dir)
+        self._require_same_config(config_from_dict(data["config"]).to_dict(), self.cfg.to_dict(),
+                                  ("run", "ray", "selfplay.total_games"))
         self.opts = self._optimizers()
         saved_opt = data["optimizer"]
         if isinstance(self.ev, NetSet):
@@ -479,13 +460,11 @@ class Trainer:
 
     def run(self, total_games: int | None = None, progress: bool = True,
             seconds: float | None = None, on_update=None) -> dict:
-        """Train until ``total_games`` games (default: the config's) or ``seconds`` pass.
+        """Train until ``total_games`` games (default: the run's target) or ``seconds`` pass.
         ``on_update()`` is called after every update (benchmarks sample progress with it)."""
-        from tqdm import tqdm
         cfg = self.cfg
-        if not self.lock.held:                # a second run() of this trainer
-            self.lock = FolderLock(self.run_dir, "nardy train")
-        total = total_games or cfg.selfplay.total_games
+        self._begin(progress)
+        total = total_games or self.total_games
         t_begin = time.perf_counter()
         games0 = self.games
         next_ckpt = (self.games // cfg.run.checkpoint_every + 1) * cfg.run.checkpoint_every
@@ -497,8 +476,7 @@ class Trainer:
         if self.log_enabled:
             self.metrics.line({"kind": "session", "games": self.games, "time": round(time.time(), 3),
                                "backend": self.backend, "self_play": source.describe()})
-        bar = tqdm(total=total, initial=self.games, unit="game", disable=not progress,
-                   dynamic_ncols=True, desc=f"train {self.v.id}")
+        bar = self.progress_bar(total, f"train {self.v.id}", "game", initial=self.games)
         if self.games == 0 and self.log_enabled:
             self._log("train", {"start_equity": self.start_equity()})
         try:

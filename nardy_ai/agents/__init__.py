@@ -24,11 +24,10 @@ from .. import registry
 from ..errors import UnknownAgent
 from ..variants import Variant, get_variant
 from .base import Agent, segment_argmax, segment_ids, subset
-from .cube_rule import PipCountCube
 from .external import ExternalAgent, ext_factory
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
-from .pubeval import PubevalAgent, pubeval_factory
+from .pubeval import CubePubevalAgent, PubevalAgent, pubeval_factory
 from .random_agent import RandomAgent
 
 #: A factory builds an agent from the argument after ``prefix:`` ("" when none) and the variant.
@@ -65,17 +64,7 @@ def _gnubg(arg: str, variant: Variant) -> Agent:
     return gnubg_factory(arg, variant)
 
 
-class CubePubevalAgent(PipCountCube, PubevalAgent):
-    """Pubeval's play with the pip-count cube rule (:mod:`nardy_ai.agents.cube_rule`); what
-    ``pubeval`` specs build (kept here while agents/pubeval.py is another change's)."""
-
-
-def _pubeval(arg: str, variant: Variant) -> Agent:
-    pubeval_factory(arg, variant)                 # its checks of the spec and the variant
-    return CubePubevalAgent()
-
-
-AGENTS["pubeval"] = _pubeval
+AGENTS["pubeval"] = pubeval_factory
 AGENTS["gnubg"] = _gnubg
 
 

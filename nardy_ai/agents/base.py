@@ -40,11 +40,12 @@ class Agent(ABC):
         Agents that take cube decisions (CUBE-1, CUBE-D; :mod:`nardy_ai.cube`) also define,
         batched over positions ``(N, 28)`` seen by the player deciding, with ``cubes`` the
         stakes of the batch as that player sees them: from the game runner and the game core a
-        :class:`nardy_ai.cube.CubeViews` (arrays ``value``, ``access``, ``next``, ``turned``,
+        :class:`nardy_ai.cube.Stakes` (arrays ``value``, ``access``, ``next``, ``turned``,
         ``on_roll``; iterating it gives one dict per position), from the protocol a list of
         dicts ``{"value", "owner"}`` (owner ``"centre"``, ``"mover"`` = the player deciding,
         ``"opponent"``; for dave the player who may offer next; optionally ``"next"``,
-        ``"turned"``, ``"on_roll"``); :meth:`nardy_ai.cube.CubeViews.from_dicts` reads either.  The methods:
+        ``"turned"``, ``"on_roll"``); :meth:`nardy_ai.cube.Stakes.from_dicts` reads either.
+        The methods:
         ``double(boards, cubes, variant)`` (the player deciding is on roll, before rolling),
         ``take(boards, cubes, variant)`` (the doubler is on roll, unless ``on_roll``: the
         doubler answering a beaver) and, optionally, ``beaver(...)``

@@ -1,7 +1,7 @@
 """Cube decisions (CUBE-1, CUBE-D) for the bots without an equity evaluator (heuristic,
 pubeval): a pip-count rule, :func:`nardy_ai.cube.race_win_chance`.
 
-In short nardy the rule acts only in a race (no contact, :func:`~nardy_ai.agents.pubeval.is_race`):
+In short nardy the rule acts only in a race (no contact, :func:`~nardy_ai.pubeval.is_race`):
 double when the estimated win chance is at least :data:`~nardy_ai.cube.RACE_DOUBLE` (0.70), take
 when it is at least :data:`~nardy_ai.cube.RACE_TAKE` (0.25); in contact never double and
 always take.  Long nardy has no hitting, so the pip count rules every position.  No beaver.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cube import RACE_DOUBLE, RACE_TAKE, CubeViews, race_win_chance
+from ..cube import RACE_DOUBLE, RACE_TAKE, Stakes, race_win_chance
+from ..pubeval import is_race
 from ..variants import Variant
-from .pubeval import is_race
 
 
 def _race(boards: np.ndarray, v: Variant) -> np.ndarray:
@@ -31,7 +31,7 @@ class PipCountCube:
 
     def take(self, boards: np.ndarray, cubes, variant: Variant):
         boards = np.asarray(boards)
-        on_roll = CubeViews.from_dicts(cubes, variant).on_roll
+        on_roll = Stakes.from_dicts(cubes, variant).on_roll
         p = np.where(on_roll, race_win_chance(boards, variant, True),
                      race_win_chance(boards, variant, False))
         return ~_race(boards, variant) | (p >= RACE_TAKE), [{"p": float(q)} for q in p]

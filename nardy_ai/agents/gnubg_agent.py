@@ -7,7 +7,8 @@ every afterstate is valued by gnubg's cubeless evaluation of the position with t
 on roll, at 0 ply, and the gnubg package's own move filters (its hint filters) keep the
 candidates that are valued again at 1 and 2 plies, as gnubg does when it chooses a move.
 Every play is one of our legal afterstates by construction.  Afterstates that bear off the
-last checker are valued exactly.
+last checker are valued exactly.  gnubg's outcome probabilities at 0-2 plies are also offered
+as an evaluator (:class:`GnubgEvaluator`), for the search and the analysis.
 
 Board mapping.  gnubg's board is ``(side not on roll, side on roll)``, each 25 counts in that
 side's own numbering (index ``i`` = point ``i + 1``, index 24 = its bar).  For our afterstate
@@ -46,6 +47,7 @@ import numpy as np
 from ..board import BAR, CHECKERS, OFF, OPP_BAR, flip
 from ..errors import UnknownAgent
 from ..formats import xgid as format_xgid
+from ..model import flip_outcomes
 from ..scoring import result_levels
 from ..movegen import Afterstates
 from ..search import MoveFilter, filtered_choice
@@ -128,6 +130,31 @@ def gnubg_boards(afterstates: np.ndarray, variant: Variant) -> np.ndarray:
     out[:, 1, :24] = np.maximum(flip(b, variant)[:, :24], 0)
     out[:, 1, 24] = b[:, OPP_BAR]
     return out
+
+
+class GnubgEvaluator:
+    """gnubg's cubeless evaluation at ``plies`` (0-2) as an :class:`~nardy_ai.evaluator.Evaluator`:
+    outcome probabilities of unfinished afterstates for the side that has just moved (gnubg
+    answers for the side on roll: flipped), one gnubg call per afterstate.  ``prune`` (default:
+    at 1 ply and deeper) uses gnubg's pruning nets below the top ply, as its standard contexts
+    do.  Backgammon scoring only."""
+
+    def __init__(self, variant: Variant, plies: int = 0, prune: bool | None = None):
+        if variant.is_long or tuple(variant.scoring) != (1, 2, 3):
+            raise UnknownAgent(f"gnubg values backgammon (scoring 1/2/3, short nardy rules), not {variant.id}")
+        self.gnubg = gnubg = load_gnubg()
+        self.variant, self.plies = variant, plies
+        self.cube = gnubg.cubeinfo(1, -1, 1, 0, (0, 0), 0)
+        self.context = gnubg.evalcontext(0, plies, 1, int(plies > 0 if prune is None else prune), 0.0)
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """Outcome probabilities ``(M, 5)`` float64 (win, gammon, backgammon, gammon loss,
+        backgammon loss) of unfinished afterstates ``(M, 28)``."""
+        boards = gnubg_boards(afterstates, self.variant).tolist()
+        evaluate = self.gnubg.evaluate
+        with _LOCK:
+            on_roll = [evaluate((tuple(us), tuple(them)), self.cube, self.context)[:5] for us, them in boards]
+        return flip_outcomes(np.array(on_roll, float).reshape(len(boards), 5), self.variant)
 
 
 class GnubgAgent(Agent):

@@ -1,4 +1,5 @@
-"""Neural agents: play the afterstate with the best equity according to an evaluator, at 0 ply
+"""Neural agents: play the afterstate with the best equity according to an evaluator
+(:class:`~nardy_ai.evaluator.Evaluator`: a net, a net set, or any other), at 0 ply
 (greedy: every afterstate of the whole batch in one forward pass) or with an n-ply expectimax
 search (:mod:`nardy_ai.search`: 21 rolls per level, gnubg-style move filters).
 
@@ -15,17 +16,15 @@ decides it by the pip-count rule of the bots without an evaluator
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import numpy as np
 
-from ..cube import CubeViews
+from ..cube import Stakes
 from ..cubeful import double_equities, take_equities
 from ..errors import UnknownAgent
-from ..model import NeuralEvaluator
-from ..netset import load_evaluator
+from ..evaluator import Evaluator, load_evaluator
 from ..movegen import Afterstates
-from ..search import MAX_PLIES, MoveFilter, best_afterstates, filters_for, neural_evaluation, search_equity
+from ..search import MAX_PLIES, MoveFilter, Rank, best_afterstates, filters_for, search_equity
 from ..variants import Variant, get_variant
 from .base import Agent
 from .cube_rule import PipCountCube
@@ -34,15 +33,14 @@ _SPEC = re.compile(r"^(?P<path>.+?)(@(?P<plies>\d+)ply)?(\+(?P<cube>pipcube|cube
 
 
 class NeuralAgent(Agent):
-    """Player on a :class:`~nardy_ai.model.NeuralEvaluator` searching ``plies`` deep
+    """Player on an :class:`~nardy_ai.evaluator.Evaluator` searching ``plies`` deep
     (0 = greedy), with the move filters of :data:`nardy_ai.search.DEFAULT_FILTERS` unless
     ``filters`` are given."""
 
-    def __init__(self, evaluator: NeuralEvaluator, name: str = "td", plies: int = 0,
+    def __init__(self, evaluator: Evaluator, name: str = "td", plies: int = 0,
                  filters: tuple[MoveFilter, ...] | None = None, cube_plies: int | None = None,
                  stakes_aware: bool = True):
         self.evaluator = evaluator
-        self.evaluation = neural_evaluation(evaluator)
         self.stakes_aware = stakes_aware
         self.name = name
         self.filters = filters_for(plies, filters)
@@ -50,35 +48,35 @@ class NeuralAgent(Agent):
         self.cube_plies = plies if cube_plies is None else cube_plies
         filters_for(self.cube_plies)                     # checks the depth
 
-    def evaluation_for(self, variant: Variant):
-        """The search's view of the evaluator in a game of ``variant``: under dave (LN-8: no
-        mars, oin or koks; the winner takes the stake) plays are ranked by the win chance
-        (cubeless equity ``2p - 1``), not by the evaluator's own result levels; otherwise as
-        the evaluator values them (``stakes_aware=False`` keeps that under dave too)."""
+    def rank_for(self, variant: Variant) -> Rank | None:
+        """How the search ranks plays in a game of ``variant``: under dave (LN-8: no mars, oin
+        or koks; the winner takes the stake) by the win chance (cubeless equity ``2p - 1``),
+        not by the evaluator's own result levels; otherwise None, the evaluator's cubeless
+        equity (``stakes_aware=False`` keeps that under dave too)."""
         if isinstance(variant, str):
             variant = get_variant(variant)
-        if self.stakes_aware and variant.stakes == "dave" and self.evaluation.size > 1:
-            return replace(self.evaluation, equity=_win_equity)
-        return self.evaluation
+        if self.stakes_aware and variant.stakes == "dave" and len(self.evaluator.variant.scoring) > 1:
+            return win_equity
+        return None
 
     def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator) -> np.ndarray:
-        return best_afterstates(after, self.evaluation_for(variant), self.plies, self.filters, rng)
+        return best_afterstates(after, self.evaluator, self.plies, self.filters, rng, self.rank_for(variant))
 
     def equity(self, boards: np.ndarray, variant: Variant) -> np.ndarray:
         """Cubeless equity of afterstates for the side that just played, at this agent's depth
-        (under dave: ``2p - 1``, :meth:`evaluation_for`)."""
-        return search_equity(boards, self.evaluation_for(variant), self.plies)
+        (under dave: ``2p - 1``, :meth:`rank_for`)."""
+        return search_equity(boards, self.evaluator, self.plies, rank=self.rank_for(variant))
 
     def double(self, boards: np.ndarray, cubes, variant: Variant):
         """Double / offer (CUBE-1, CUBE-D) when the cubeful equities at ``cube_plies`` say
         so: ``min(double/take, double/pass) > no double`` (:func:`nardy_ai.cubeful.double_equities`)."""
-        return double_equities(boards, CubeViews.from_dicts(cubes, variant), self.evaluation, self.cube_plies,
+        return double_equities(boards, Stakes.from_dicts(cubes, variant), self.evaluator, self.cube_plies,
                                variant)
 
     def take(self, boards: np.ndarray, cubes, variant: Variant):
         """Take when the cubeful equity after the take is at least -1 stake
         (:func:`nardy_ai.cubeful.take_equities`); the doubler is on roll unless ``on_roll``."""
-        return take_equities(boards, CubeViews.from_dicts(cubes, variant), self.evaluation, self.cube_plies,
+        return take_equities(boards, Stakes.from_dicts(cubes, variant), self.evaluator, self.cube_plies,
                              variant)
 
     def beaver(self, boards: np.ndarray, cubes, variant: Variant):
@@ -87,7 +85,7 @@ class NeuralAgent(Agent):
         return np.array([e["take"] > 0 for e in eq], bool), eq
 
 
-def _win_equity(probs: np.ndarray) -> np.ndarray:
+def win_equity(probs: np.ndarray) -> np.ndarray:
     """Cubeless equity of a game where only the win counts (dave, LN-8): ``2p - 1``."""
     return 2.0 * np.asarray(probs)[..., 0] - 1.0
 
@@ -109,35 +107,18 @@ def parse_td_spec(arg: str) -> tuple[str, int, str | int]:
     return m["path"], plies, cube
 
 
-def load_family_evaluator(path: str, variant: Variant):
-    """The evaluator of the checkpoint at ``path`` for games of ``variant``: a net of that
-    variant, or of another variant of the same family (short: backgammon, short_caucasian,
-    short_trictrac; long: long, long_dave), which plays the game's rules (its moves come from
-    the game's move generator) and values positions with its own result levels (under dave by
-    the win chance: :meth:`NeuralAgent.evaluation_for`); a net of the other family is refused."""
-    from ..model import CheckpointError
-    try:
-        return load_evaluator(path, variant)
-    except CheckpointError as strict:
-        try:
-            ev = load_evaluator(path)
-        except CheckpointError:
-            raise strict from None
-        if ev.variant.family != variant.family:
-            raise strict from None
-        return ev
-
-
 def td_factory(arg: str, variant: Variant) -> NeuralAgent:
-    """``td:PATH[@Nply]`` -> an agent on the checkpoint at PATH (a net of the variant or of its
-    family, :func:`load_family_evaluator`; another family is refused)."""
+    """``td:PATH[@Nply]`` -> an agent on the checkpoint at PATH: a net of the variant, or of
+    another variant of its family, which plays the game's rules (its moves come from the game's
+    move generator) and values positions with its own result levels (under dave by the win
+    chance: :meth:`NeuralAgent.rank_for`); a net of the other family is refused."""
     if not arg:
         raise UnknownAgent("agent 'td' needs a checkpoint: td:checkpoints/<variant>/<file>.pt[@1ply][+cube1ply|+pipcube]")
     from .. import registry
     if registry.is_name(arg):           # td:best, td:bg-champion@1ply
         arg = registry.resolve(arg, variant)[3:]
     path, plies, cube = parse_td_spec(arg)
-    ev = load_family_evaluator(path, variant)
+    ev = load_evaluator(path, variant, siblings="keep")
     if cube == "pip":
         return PipCubeNeuralAgent(ev, name=f"td:{arg}", plies=plies)
     return NeuralAgent(ev, name=f"td:{arg}", plies=plies, cube_plies=cube)

@@ -1,4 +1,4 @@
-"""``nardy bench cube`` (issue #12): an agent's double and take decisions against a reference.
+"""``nardy bench cube``: an agent's double and take decisions against a reference.
 
 The set: money-game positions before the roll, each with its stake (centred at 1, or held by
 the player on roll at 2) and the reference's cubeful equities from the doubler's side, in units
@@ -42,14 +42,15 @@ from importlib.resources import files
 
 import numpy as np
 
-from .board import board_from_json, board_to_json, flip, numbered_lines, parse_json
-from .classes import class_names, position_classes
-from .cube import CubeViews, next_stake, progression, stakes_variant
-from .errors import FormatError, NardyError
-from .files import write_atomic
-from .driver import ask_cube
-from .machine import machine_description
-from .variants import Variant, get_variant
+from ..board import board_from_json, board_to_json, flip
+from ..classes import class_names, position_classes
+from ..cube import Stakes, stakes_variant
+from ..errors import FormatError
+from ..files import write_atomic
+from ..driver import ask_cube
+from ..machine import machine_description
+from .sets import read_set
+from ..variants import Variant, get_variant
 
 #: The set version ``nardy bench cube`` reads by default.
 CUBE_SET_VERSION = 1
@@ -63,7 +64,7 @@ def source_net(source: str | None, variant: str | Variant) -> str:
     """The net whose self-play a new set's positions come from: ``source``, else the
     variant's champion in the agent registry.  (The shipped backgammon set v1 was drawn from
     an earlier search-target net, kept in the results guide's list of former nets.)"""
-    from . import registry
+    from .. import registry
     return source or str(registry.champion(variant).path)
 
 
@@ -87,16 +88,11 @@ class CubeSet:
     dt: np.ndarray
     dp: np.ndarray
 
-    def views(self) -> CubeViews:
+    def views(self) -> Stakes:
         """The stakes as the doubler sees them (the taker's: ``.opponent()``): centred at 1, or
         the doubler's at 2 after a taken raise; the next stake by the set's progression."""
-        n = len(self.boards)
-        v = self.variant
-        kind = "dave" if v.stakes == "dave" else "cube"
-        value = self.value.astype(np.int64)
-        nxt = next_stake(value, progression(v))
-        return CubeViews(kind, value, (np.array(self.owner) == "mover").astype(np.int64),
-                         np.asarray(nxt, np.int64), self.value > 1, np.zeros(n, bool))
+        return Stakes.from_dicts([{"value": int(x), "owner": o, "turned": bool(x > 1)}
+                                  for x, o in zip(self.value, self.owner)], self.variant)
 
     def reference(self) -> dict:
         """The reference's proper actions and margins."""
@@ -115,43 +111,24 @@ def load_cube_positions(variant="backgammon", path: str | None = None, version: 
     path = path or cube_positions_path(v, version)
     if not os.path.exists(path):
         raise FormatError(f"no cube position set for {v.id}: {path} is missing "
-                          f"(build one with nardy_ai.bench_cube.build_cube_set, which needs the gnubg extra)")
-    header, boards, value, owner, eq = None, [], [], [], []
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            for n, line in numbered_lines(f):
-                if line is None:
-                    raise FormatError(f"{path} line {n}: longer than a cube set's line can be")
-                if not line.strip():
-                    continue
-                try:
-                    obj = parse_json(line)
-                    if header is None:
-                        if not isinstance(obj, dict) or not isinstance(obj.get("header"), dict):
-                            raise FormatError("the first line must be the set's header {\"header\": {...}}")
-                        header = obj["header"]
-                        continue
-                    _, board, _, cube = board_from_json(obj, v)
-                    ref = obj.get("reference")
-                    if cube is None or cube.get("owner") not in ("centre", "mover") or not isinstance(ref, dict):
-                        raise FormatError("a position needs \"cube\" (owner centre or mover) and \"reference\"")
-                    e = [ref.get(k) for k in ("no_double", "double_take", "double_pass")]
-                    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in e):
-                        raise FormatError("reference needs numbers no_double, double_take, double_pass")
-                except NardyError as e_:
-                    raise FormatError(f"{path} line {n}: {e_}") from None
-                boards.append(board)
-                value.append(int(cube.get("value", 1)))
-                owner.append(cube["owner"])
-                eq.append(e)
-    except OSError as e:
-        raise FormatError(f"cannot read {path}: {e.strerror}") from None
-    if header is None or not boards:
-        raise FormatError(f"{path}: not a cube position set (a header line, then positions)")
+                          f"(build one with nardy_ai.bench.cube.build_cube_set, which needs the gnubg extra)")
+
+    def position(obj: dict) -> tuple:
+        _, board, _, cube = board_from_json(obj, v)
+        ref = obj.get("reference")
+        if cube is None or cube.get("owner") not in ("centre", "mover") or not isinstance(ref, dict):
+            raise FormatError("a position needs \"cube\" (owner centre or mover) and \"reference\"")
+        e = [ref.get(k) for k in ("no_double", "double_take", "double_pass")]
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in e):
+            raise FormatError("reference needs numbers no_double, double_take, double_pass")
+        return board, int(cube.get("value", 1)), cube["owner"], e
+
+    header, rows = read_set(path, "cube position set", position)
+    boards, value, owner, eq = zip(*rows)
     if header.get("stakes"):
         v = stakes_variant(v, header["stakes"])
     eq = np.array(eq, float)
-    return CubeSet(v, header, np.array(boards, np.int8), np.array(value, np.int64), owner,
+    return CubeSet(v, header, np.array(boards, np.int8), np.array(value, np.int64), list(owner),
                    eq[:, 0], eq[:, 1], eq[:, 2])
 
 
@@ -171,24 +148,27 @@ def sample_cube_candidates(n: int, seed: int = 1, source: str | None = None,
     cubeless equity in [-0.2, 0.2), [0.2, 0.5), [0.5, 0.8), [0.8, 1.2) and [1.2, 2.0]
     (:data:`EQUITY_BINS`); with dave by win chance in [0.45, 0.6), [0.6, 0.7), [0.7, 0.8),
     [0.8, 0.9), [0.9, 1.0] (:data:`WIN_BINS`); duplicates removed.  Returns the boards and
-    that measure."""
-    from . import core
-    from .agents.neural import NeuralAgent
-    from .netset import load_evaluator
+    that measure.
+
+    The self-play is a run of the game driver (:func:`nardy_ai.driver.run`): ``games`` games
+    in lockstep for ``plies`` plies, finished games started again at once, the positions of
+    every second ply from the fourth kept; each game's first roll follows the variant's
+    opening rule (COM-7: one of the 30 unequal rolls under ``opening_roll``)."""
+    from .. import core, driver
+    from ..agents.neural import NeuralAgent
+    from ..evaluator import load_evaluator
     v = get_variant(variant)
     rng = np.random.default_rng(seed)
     ev = load_evaluator(source_net(source, v), v, device="cpu")
-    agent = NeuralAgent(ev)                          # 0-ply play with the evaluator loaded once
-    state = core.fresh(v, games)
-    everyone = np.arange(games)
     pool = []
-    for ply in range(plies):
-        if ply >= 4 and ply % 2 == 0:
-            pool.append(state.board.copy())
-        dice = rng.integers(1, 7, (games, 2))
-        after = core.legal(state, dice)
-        state = core.play(state, everyone, after.boards[agent.choose(after, v, rng)])
-        state = core.restart(state, np.flatnonzero(state.over))
+
+    def keep(rec, _) -> None:                        # the positions before the roll of plies 4, 6, ...
+        if rec.ply >= 4 and rec.ply % 2 == 0:
+            pool.append(rec.boards)
+
+    # 0-ply play with the evaluator loaded once; finished games start again at once.
+    driver.run(core.fresh(v, games), driver.SeededDice(rng, opening="random"), NeuralAgent(ev), rng,
+               plies=plies, restart=True, on_ply=keep)
     boards = np.unique(np.concatenate(pool), axis=0)
     boards = boards[boards[:, :24].clip(0).sum(1) + boards[:, 24] > 0]     # both sides still playing
     if v.stakes == "dave":                           # the player on roll's win chance
@@ -210,7 +190,7 @@ def build_cube_set(path: str, n: int = 1500, seed: int = 1, plies: int = 2, sour
     """Sample ``n`` positions (:func:`sample_cube_candidates`), give a share ``owned_share``
     of them a cube owned by the player on roll at 2 (the rest centred at 1) and label each with
     gnubg's cubeful equities at ``plies``; write the set to ``path`` atomically."""
-    from .agents.gnubg_agent import gnubg_factory
+    from ..agents.gnubg_agent import gnubg_factory
     from tqdm import tqdm
     v = get_variant("backgammon")
     rng = np.random.default_rng(seed + 1)
@@ -226,7 +206,8 @@ def build_cube_set(path: str, n: int = 1500, seed: int = 1, plies: int = 2, sour
     header = {"set": "cube_positions", "variant": v.id, "version": CUBE_SET_VERSION,
               "variant_version": v.version, "positions": len(lines), "source": f"td:{source}",
               "seed": seed, "sampling": "self-play of the source at 0 ply (256 games in lockstep, every "
-              "2nd ply from the 4th), positions before the roll, duplicates removed, a fifth each by the "
+              "2nd ply from the 4th, a game's first roll one of the 30 unequal rolls), positions before "
+              "the roll, duplicates removed, a fifth each by the "
               "source's cubeless equity of the player on roll in [-0.2,0.2), [0.2,0.5), [0.5,0.8), "
               "[0.8,1.2), [1.2,2.0]; cube centred at 1, or owned by the player on roll at 2 "
               f"({owned_share:.0%})", "reference": f"gnubg {plies}-ply cubeful (money, no Jacoby, no beaver)",
@@ -246,9 +227,9 @@ def build_rollout_cube_set(path: str, variant: str = "long", stakes: str = "dave
     ``source`` at 0 ply deciding the stakes, truncated after ``truncate`` plies; written to
     ``path`` atomically with the rollouts' standard errors."""
     from tqdm import tqdm
-    from .agents.neural import NeuralAgent
-    from .cube_rollout import cubeful_rollout
-    from .netset import load_evaluator
+    from ..agents.neural import NeuralAgent
+    from ..cube_rollout import cubeful_rollout
+    from ..evaluator import load_evaluator
     v = stakes_variant(variant, stakes)
     rng = np.random.default_rng(seed + 1)
     source = source_net(source, v)
@@ -339,7 +320,7 @@ def score_agent(agent, cset: CubeSet, clear_margin: float = CLEAR_MARGIN) -> dic
 def bench_cube(agents: list[str], path: str | None = None, version: int | None = None,
                clear_margin: float = CLEAR_MARGIN, variant: str = "backgammon") -> dict:
     """``nardy bench cube``: every agent scored on the variant's set."""
-    from .agents import make_agent
+    from ..agents import make_agent
     cset = load_cube_positions(variant, path, version)
     ref = cset.reference()
     return {"machine": machine_description(), "set": cset.header, "clear_margin": clear_margin,
@@ -363,7 +344,7 @@ def format_cube(r: dict) -> str:
 
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}%"
-    from .tournament import display_name
+    from ..tournament import display_name
     for row in r["rows"]:
         for which in ("clear", "all"):
             x = row[which]
