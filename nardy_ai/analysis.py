@@ -59,7 +59,7 @@ from .board import OFF, flip
 from .classes import class_names, position_classes
 from .cube import NOBODY, Stakes, apply as cube_apply, may_double
 from .errors import FormatError, IllegalPlay, NardyError
-from .files import FolderLock, write_atomic
+from .files import FolderLock, read_appended, write_atomic
 from .game import GameRecord, read_jsonl, replay
 from .movegen import generate, segment_argmax, segment_ids
 from .search import afterstate_values, cubeless, filter_candidates
@@ -537,24 +537,13 @@ def format_standings(standings: dict | None, s: dict, names: dict[str, str] | No
 
 def _read_done(path: Path) -> dict[str, dict]:
     """Per-game results already in ``analysis.jsonl`` (a torn last line is dropped)."""
+    def parse(line: str) -> tuple[str, dict]:
+        d = json.loads(line)
+        return str(d["key"]), d
+
     done: dict[str, dict] = {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return done
-    except OSError as e:
-        raise AnalysisError(f"cannot read {path}: {e.strerror}") from None
-    lines = text.split("\n")
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-            done.setdefault(str(d["key"]), d)
-        except (ValueError, KeyError, TypeError) as e:
-            if n == len(lines):
-                continue                    # the torn tail of an interrupted write
-            raise AnalysisError(f"{path} line {n}: not an analysis line: {e}") from None
+    for key, d in read_appended(path, parse, "an analysis line", AnalysisError):
+        done.setdefault(key, d)
     return done
 
 

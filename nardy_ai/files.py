@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator, TypeVar
 
 from .errors import NardyError
+
+T = TypeVar("T")
 
 
 @contextlib.contextmanager
@@ -93,3 +95,30 @@ class FolderLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def read_appended(path: str | os.PathLike, parse: Callable[[str], T], what: str,
+                  error: type[NardyError] = NardyError) -> list[T]:
+    """The parsed lines of an append-only file (one JSON line per record: games, analyses), in
+    order; no file gives none.  Blank lines are skipped and a last line cut short by a kill is
+    dropped; any other line that ``parse`` refuses (ValueError, KeyError, TypeError,
+    AttributeError or a NardyError) raises ``error`` naming the file, the line and ``what`` a
+    line should be."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise error(f"cannot read {path}: {e.strerror}") from None
+    lines = text.split("\n")
+    out: list[T] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(parse(line))
+        except (AttributeError, KeyError, TypeError, ValueError, NardyError) as e:
+            if n == len(lines):
+                continue                       # the torn tail of an interrupted write
+            raise error(f"{path} line {n}: not {what}: {e}") from None
+    return out

@@ -422,21 +422,9 @@ class DistillRun(StagedRun):
     UNIT = "round"
     KEPT_KINDS = ("part",)
     STATE_WHAT = "a distillation run"
+    STOPS_AFTER = "its [[rounds]]"
+    RAY_TASKS = "sampling and labelling"
     ERROR = DistillError
-
-    def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
-                 resume: bool = False, backend: str = "local", jobs: int | None = None,
-                 address: str | None = None, log: bool = True, print_fn=print):
-        self._setup(cfg, run_dir, backend, jobs, address, log, print_fn)
-        self._open(resume, config_text)
-
-    @classmethod
-    def from_cli(cls, args, cfg, text, out, games=None):
-        if getattr(args, "games", None) is not None:
-            raise NardyError("--games is for TD training; a distillation run stops after its [[rounds]]")
-        if getattr(args, "actors", None) is not None:
-            raise NardyError("--actors is for TD training (--backend ray runs sampling and labelling as Ray tasks)")
-        return super().from_cli(args, cfg, text, out, games)
 
     # --- state -----------------------------------------------------------------------
 

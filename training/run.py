@@ -335,6 +335,24 @@ class StagedRun(Run):
     KEPT_KINDS: tuple[str, ...] = ()
     #: What ``state.json`` is the state of, in its error message.
     STATE_WHAT = "a run"
+    #: How the run ends, in the error refusing ``--games`` (a TD option).
+    STOPS_AFTER = ""
+    #: What ``--backend ray`` runs as Ray tasks, in the error refusing ``--actors`` (a TD option).
+    RAY_TASKS = ""
+
+    def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
+                 resume: bool = False, backend: str = "local", jobs: int | None = None,
+                 address: str | None = None, log: bool = True, print_fn=print):
+        self._setup(cfg, run_dir, backend, jobs, address, log, print_fn)
+        self._open(resume, config_text)
+
+    @classmethod
+    def from_cli(cls, args, cfg, text, out, games=None):
+        if getattr(args, "games", None) is not None:
+            raise NardyError(f"--games is for TD training; {cls.STATE_WHAT} stops after {cls.STOPS_AFTER}")
+        if getattr(args, "actors", None) is not None:
+            raise NardyError(f"--actors is for TD training (--backend ray runs {cls.RAY_TASKS} as Ray tasks)")
+        return super().from_cli(args, cfg, text, out, games)
 
     def _setup(self, *a, **kw) -> None:
         super()._setup(*a, **kw)

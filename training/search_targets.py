@@ -592,22 +592,9 @@ class SearchTargetsRun(StagedRun):
     UNIT = "generation"
     KEPT_KINDS = ("label_chunk",)
     STATE_WHAT = "a search-targets run"
+    STOPS_AFTER = "method.generations generations"
+    RAY_TASKS = "the labelling"
     ERROR = SearchTargetsError
-
-    def __init__(self, cfg: TrainConfig, run_dir: str, config_text: str | None = None,
-                 resume: bool = False, backend: str = "local", jobs: int | None = None,
-                 address: str | None = None, log: bool = True, print_fn=print):
-        self._setup(cfg, run_dir, backend, jobs, address, log, print_fn)
-        self._open(resume, config_text)
-
-    @classmethod
-    def from_cli(cls, args, cfg, text, out, games=None):
-        if getattr(args, "games", None) is not None:
-            raise NardyError("--games is for TD training; a search-targets run stops after "
-                             "method.generations generations")
-        if getattr(args, "actors", None) is not None:
-            raise NardyError("--actors is for TD training (--backend ray runs the labelling as Ray tasks)")
-        return super().from_cli(args, cfg, text, out, games)
 
     # --- state -----------------------------------------------------------------------
 

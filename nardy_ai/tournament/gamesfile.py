@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..board import parse_json
 from ..errors import FormatError
+from ..files import read_appended
 from ..game import GameRecord
 from .settings import TournamentError
 
@@ -23,27 +24,14 @@ def read_games(path: str | os.PathLike) -> dict[tuple[str, str, int], GameRecord
     """The games of a ``games.jsonl``, keyed ``(A, B, index)``.  A game that appears twice is
     counted once (the first line); a last line cut short by a kill (no newline) is ignored; any
     other bad line raises :class:`FormatError` naming its line number."""
+    def parse(line: str) -> tuple[tuple[str, str, int], GameRecord]:
+        d = parse_json(line)
+        (a, b), index = d.pop("pairing"), int(d.pop("index"))
+        return (str(a), str(b), index), GameRecord.from_json(json.dumps(d))
+
     games: dict[tuple[str, str, int], GameRecord] = {}
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            text = f.read()
-    except FileNotFoundError:
-        return games
-    except OSError as e:
-        raise FormatError(f"cannot read {path}: {e.strerror}") from None
-    lines = text.split("\n")
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            d = parse_json(line)
-            (a, b), index = d.pop("pairing"), int(d.pop("index"))
-            record = GameRecord.from_json(json.dumps(d))
-        except (AttributeError, KeyError, TypeError, ValueError, FormatError) as e:
-            if n == len(lines):
-                continue                       # the torn tail of an interrupted write
-            raise FormatError(f"{path} line {n}: not a tournament game: {e}") from None
-        games.setdefault((str(a), str(b), index), record)
+    for key, record in read_appended(path, parse, "a tournament game", FormatError):
+        games.setdefault(key, record)
     return games
 
 
