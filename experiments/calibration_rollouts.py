@@ -28,6 +28,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from nardy_ai.classes import class_names  # noqa: E402
+from nardy_ai.files import write_atomic  # noqa: E402
 from nardy_ai.model import equity  # noqa: E402
 from nardy_ai.evaluator import load_evaluator  # noqa: E402
 
@@ -97,8 +98,7 @@ def main(argv=None) -> int:
     r = run(a.run, a.generation, a.checkpoint)
     name = os.path.basename(os.path.normpath(a.run))
     out = os.path.join(ROOT, "experiments", "results", f"calibration_rollouts_{name}_g{a.generation}.json")
-    with open(out, "w") as f:
-        json.dump(r, f, indent=1)
+    write_atomic(out, json.dumps(r, indent=1))
     print(f"{r['positions']:,} afterstates, {r['labels']}")
     for c, x in r["classes"].items():
         print(f"{c} ({x['n']:,}): equity error {x['equity_mean_error']:+.4f} (mean |e| {x['equity_mean_abs_error']:.4f})")

@@ -22,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from nardy_ai import cube  # noqa: E402
 from nardy_ai.agents import make_agent  # noqa: E402
 from nardy_ai.bench.cube import load_cube_positions, score_agent  # noqa: E402
+from nardy_ai.files import write_atomic  # noqa: E402
 
 DEFAULT_AGENT = {"backgammon": "td:checkpoints/backgammon/search_targets_rollout/current.pt",
                  "long": "td:checkpoints/long/search_targets/current.pt"}
@@ -61,8 +62,7 @@ def main(argv=None) -> int:
     cube.CUBE_LIFE.update(published)
     cube.RACE_LIFE = race
     path = os.path.join(ROOT, "experiments", "results", f"cube_life_sweep_{a.variant}.json")
-    with open(path, "w") as f:
-        json.dump(out, f, indent=1)
+    write_atomic(path, json.dumps(out, indent=1))
     print(f"wrote {path}")
     return 0
 

@@ -34,7 +34,7 @@ except ImportError as e:                                   # pragma: no cover - 
 from . import core, driver
 from .encoding import get_encoder
 from .env import (MAX_ACTIONS, LazyPlays, action_mask, check_seat_and_illegal, observation, observation_space,
-                  seat_board)
+                  rendered, seat_board)
 from .errors import IllegalPlay
 from .render import text_board
 from .variants import parse_variant_spec
@@ -144,10 +144,7 @@ class NardyAEC(AECEnv):
         text = text_board(self.games.board[0], self.variant,
                           dice=None if self.games.over[0] else tuple(int(d) for d in self.dice),
                           labels=(f"X {SEATS[int(self.games.turn[0])]} (on roll)", "O"))
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return rendered(text, self.render_mode)
 
     def close(self) -> None:
         pass

@@ -46,7 +46,6 @@ import functools
 import json
 import math
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,12 +53,12 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .backends import Backend, check_backend, make_backend, require_ray
+from .backends import Backend, check_backend_choice, make_backend, progress_bar
 from .board import OFF, flip
 from .classes import class_names, position_classes
 from .cube import NOBODY, Stakes, apply as cube_apply, may_double
 from .errors import FormatError, IllegalPlay, NardyError
-from .files import FolderLock, read_appended, write_atomic
+from .files import FolderLock, append_durably, cut_torn_tail, make_folder, read_appended_first, read_text, write_atomic
 from .game import GameRecord, read_jsonl, replay
 from .movegen import generate, segment_argmax, segment_ids
 from .search import afterstate_values, cubeless, filter_candidates
@@ -90,10 +89,7 @@ def _jsonl_games(path: Path) -> list[tuple[str, GameRecord]]:
     """The games of a tournament ``games.jsonl`` (keys ``A|B|index``) or of a plain file of
     game records (keys ``FILE:N``, N counted from 0)."""
     from .board import parse_json
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise AnalysisError(f"cannot read {path}: {e.strerror}") from None
+    text = read_text(path, AnalysisError)
     first = next((ln for ln in text.splitlines() if ln.strip()), None)
     if first is None:
         return []
@@ -121,10 +117,7 @@ def _mat_games(path: Path, variant: str) -> list[tuple[str, GameRecord]]:
     v = with_options(variant)
     if v.is_long:
         raise AnalysisError(f"{path}: .mat files hold short nardy games, not {v.id}")
-    try:
-        _, games = read_mat(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise AnalysisError(f"cannot read {path}: {e.strerror}") from None
+    _, games = read_mat(read_text(path, AnalysisError))
     out = []
     for n, g in enumerate(games, 1):
         if not g.turns:
@@ -541,18 +534,7 @@ def _read_done(path: Path) -> dict[str, dict]:
         d = json.loads(line)
         return str(d["key"]), d
 
-    done: dict[str, dict] = {}
-    for key, d in read_appended(path, parse, "an analysis line", AnalysisError):
-        done.setdefault(key, d)
-    return done
-
-
-def _cut_torn_tail(path: Path) -> None:
-    if path.exists():
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            with open(path, "rb+") as f:
-                f.truncate(data.rfind(b"\n") + 1)
+    return read_appended_first(path, parse, "an analysis line", AnalysisError)
 
 
 def _tasks(games: Sequence[tuple[str, GameRecord]], reference: str, per_task: int) -> list[Task]:
@@ -589,17 +571,12 @@ def run_analysis(games: Sequence[tuple[str, GameRecord]], reference: str = DEFAU
     the summary (:func:`summarize`).  With ``out`` the per-game results go to ``out/analysis.jsonl``
     as they arrive and the summary to ``out/analysis.json``; ``resume`` keeps the games already
     analysed there (with the same reference).  ``analyse`` replaces :func:`analyse_task` (tests)."""
-    from tqdm import tqdm
     games = list(games)
     if not games:
         raise AnalysisError("no games to analyse")
     for _, r in games:
         r.rules()                                   # a record of another rules version fails here
-    own = not isinstance(backend, Backend)
-    if own:
-        check_backend(backend, jobs, address)
-        if backend == "ray":
-            require_ray()
+    own = check_backend_choice(backend, jobs, address)
     tasks_all = _tasks(games, reference, max(1, task_games))
     for t in {t.reference: t for t in tasks_all}.values():       # a bad reference fails here
         reference_for(t.reference, GameRecord.from_json(t.games[0][1]).rules())
@@ -608,10 +585,7 @@ def run_analysis(games: Sequence[tuple[str, GameRecord]], reference: str = DEFAU
     path = None
     if out is not None:
         out = Path(out)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise AnalysisError(f"cannot create {out}: {e.strerror}") from None
+        make_folder(out, AnalysisError)
         lock = FolderLock(out, "nardy analyze", AnalysisError)
         path = out / ANALYSIS_FILE
         cfg_path = out / ANALYSIS_CONFIG
@@ -629,7 +603,7 @@ def run_analysis(games: Sequence[tuple[str, GameRecord]], reference: str = DEFAU
                 lock.release()
                 raise AnalysisError(f"--resume: the reference {reference!r} differs from the one saved in "
                                     f"{cfg_path} ({saved.get('reference')!r})")
-            _cut_torn_tail(path)
+            cut_torn_tail(path, AnalysisError)
             done = _read_done(path)
         write_atomic(cfg_path, json.dumps(config) + "\n")
     wanted = {k for k, _ in games}
@@ -647,8 +621,7 @@ def run_analysis(games: Sequence[tuple[str, GameRecord]], reference: str = DEFAU
         start = time.perf_counter()
         f = open(path, "a", encoding="utf-8") if path is not None else None
         try:
-            with tqdm(total=remaining, unit="game", desc="analysis", disable=not progress or not remaining,
-                      file=sys.stderr, dynamic_ncols=True) as bar:
+            with progress_bar(remaining, "analysis", progress) as bar:
                 for _, (_, results) in runner.run(fn, todo):
                     lines = []
                     for key, res in results:
@@ -657,9 +630,7 @@ def run_analysis(games: Sequence[tuple[str, GameRecord]], reference: str = DEFAU
                         done[key] = res
                         lines.append(json.dumps(res, separators=(",", ":"), ensure_ascii=False) + "\n")
                     if f is not None:
-                        f.write("".join(lines))
-                        f.flush()
-                        os.fsync(f.fileno())
+                        append_durably(f, lines)
                     bar.update(len(lines))
         finally:
             if f is not None:

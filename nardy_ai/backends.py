@@ -366,6 +366,26 @@ def check_backend(name: str, jobs: int | None = None, address: str | None = None
         probe_ray_address(address)
 
 
+def progress_bar(total: int, desc: str, show: bool, unit: str = "game"):
+    """A tqdm bar on stderr over the ``total`` results of a run (``desc``: the job's name),
+    hidden unless ``show`` and there is something to do."""
+    from tqdm import tqdm
+    return tqdm(total=total, unit=unit, desc=desc, disable=not show or not total, file=sys.stderr,
+                dynamic_ncols=True)
+
+
+def check_backend_choice(backend: str | Backend, jobs: int | None = None, address: str | None = None) -> bool:
+    """Whether a job makes (and closes) its own backend: ``backend`` is a name, not a
+    :class:`Backend` object.  A name is checked with its options (:func:`check_backend`) and
+    ``ray`` needs Ray installed (:func:`require_ray`), before the job writes anything."""
+    if isinstance(backend, Backend):
+        return False
+    check_backend(backend, jobs, address)
+    if backend == "ray":
+        require_ray()
+    return True
+
+
 def probe_ray_address(address: str, timeout_s: float = 5.0) -> None:
     """A :class:`BackendError` at once unless ``address`` (``auto``, ``HOST:PORT`` or
     ``ray://HOST:PORT``) is well formed and accepts a TCP connection: Ray itself retries an

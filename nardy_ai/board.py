@@ -32,6 +32,26 @@ from .variants import Variant, get_variant
 BOARD_SIZE = 28
 BAR, OPP_BAR, OFF, OPP_OFF = 24, 25, 26, 27
 CHECKERS = 15
+
+
+def _bear_off_sources() -> np.ndarray:
+    table = np.zeros(7 << 6, np.uint32)
+    for d in range(1, 7):
+        for home in range(1, 64):
+            table[d << 6 | home] = (home & (1 << (d - 1))) or (
+                1 << (home.bit_length() - 1) if home >> (d - 1) == 0 else 0)
+    return table
+
+
+#: COM-5 bear-off sources of the move generators and the long-nardy features, indexed by
+#: ``die << 6 | home bits`` (bit i: the mover holds point i + 1): the bit of the checker on point
+#: ``die``, or of the highest checker when none stands on ``die`` or higher; 0 when a checker
+#: above ``die`` must move instead.
+BEAR_OFF_SOURCES = _bear_off_sources()
+#: Multipliers of the 64-bit hash of a board row padded to 32 bytes, whose top bits order the
+#: move generators' de-duplication (the compiled generator keeps the NumPy path's order).
+BOARD_HASH_KEYS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                            0xD6E8FEB86659FD93], dtype=np.uint64)
 #: For each mover point index i, the index of the same physical point in the opponent's
 #: numbering: short nardy 25 - p (BG-1), long nardy ((p + 11) mod 24) + 1 (LN-1).
 _SHORT_MIRROR = np.arange(23, -1, -1)
@@ -41,6 +61,18 @@ _LONG_MIRROR = (np.arange(24) + 12) % 24
 def mirror_index(variant: Variant) -> np.ndarray:
     """Index map: point index ``i`` of the mover is point index ``mirror[i]`` of the opponent."""
     return _LONG_MIRROR if variant.is_long else _SHORT_MIRROR
+
+
+def both_sides_points(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
+    """``(2M, 24)`` int8: the points of ``M`` boards seen by each side, its own checkers
+    positive: rows ``[0, M)`` by the mover (the boards' points), rows ``[M, 2M)`` by the
+    opponent (the points of :func:`flip`)."""
+    pts = np.asarray(boards)[:, :24]
+    m = len(pts)
+    out = np.empty((2 * m, 24), np.int8)
+    out[:m] = pts
+    np.negative(pts[:, mirror_index(get_variant(variant))], out=out[m:])
+    return out
 
 
 def start_board(variant: str | Variant) -> np.ndarray:

@@ -79,15 +79,19 @@ def _rearmost(counts: np.ndarray, empty: int) -> np.ndarray:
     return np.where(held.any(axis=1), top, empty)
 
 
+def _lowest(counts: np.ndarray) -> np.ndarray:
+    """The lowest point (1-24) holding a checker in ``counts`` ``(M, 24)``, 25 if none."""
+    held = counts > 0
+    return np.where(held.any(axis=1), np.argmax(held, axis=1) + 1, 25)
+
+
 def short_contact(boards: np.ndarray, sides=None) -> np.ndarray:
     """``(M,)`` bool: a hit is still possible in a backgammon-family position (``sides``:
     the two sides' counts if already split)."""
     mover, opp = _sides(boards) if sides is None else sides
     mover_back = np.where(boards[:, BAR] > 0, 25, _rearmost(mover, 0))
     # The opponent's rearmost checker is its lowest point in the mover's numbering.
-    held = opp > 0
-    opp_back = np.where(held.any(axis=1), np.argmax(held, axis=1) + 1, 25)
-    opp_back = np.where(boards[:, OPP_BAR] > 0, 0, opp_back)
+    opp_back = np.where(boards[:, OPP_BAR] > 0, 0, _lowest(opp))
     return mover_back > opp_back
 
 
@@ -109,18 +113,11 @@ def long_contact(boards: np.ndarray, sides=None) -> np.ndarray:
     mover, opp = _sides(boards) if sides is None else sides
     # Mover's route: points 24 -> 1.  An opponent checker on a lower point than the mover's
     # rearmost checker stands in its way.
-    mover_back = _rearmost(mover, 0)
-    held_opp = opp > 0
-    opp_low = np.where(held_opp.any(axis=1), np.argmax(held_opp, axis=1) + 1, 25)
-    mover_blocked = opp_low < mover_back
+    mover_blocked = _lowest(opp) < _rearmost(mover, 0)
     # The opponent's route in its own numbering: mover point m is its point (m + 11) % 24 + 1,
     # i.e. index i -> (i + 12) % 24.  Re-index both sides into the opponent's numbering.
     rot = (np.arange(24) + 12) % 24          # opponent index j <- mover index rot[j]
-    opp_own, mover_in_opp = opp[:, rot], mover[:, rot]
-    opp_back = _rearmost(opp_own, 0)
-    held_m = mover_in_opp > 0
-    mover_low = np.where(held_m.any(axis=1), np.argmax(held_m, axis=1) + 1, 25)
-    opp_blocked = mover_low < opp_back
+    opp_blocked = _lowest(mover[:, rot]) < _rearmost(opp[:, rot], 0)
     return mover_blocked | opp_blocked
 
 

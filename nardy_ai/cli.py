@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import IO, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -40,15 +40,21 @@ class _Parser(argparse.ArgumentParser):
 MAX_OPTION_INT = 2 ** 63 - 1
 
 
+def _option_number(text: str, parse: Callable[[str], Any], what: str, ok: Callable[[Any], bool], rule: str):
+    """``parse(text)``, an option's value; an ``ArgumentTypeError`` when ``text`` is not
+    ``what`` (``an integer``) or its value breaks ``ok`` (``must be RULE, got TEXT``)."""
+    try:
+        x = parse(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not {what}") from None
+    if not ok(x):
+        raise argparse.ArgumentTypeError(f"must be {rule}, got {text[:40]}")
+    return x
+
+
 def _count(text: str) -> int:
     """An integer option: 0 <= n <= 2**63 - 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
-    if not 0 <= n <= MAX_OPTION_INT:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 2**63 - 1, got {text[:40]}")
-    return n
+    return _option_number(text, int, "an integer", lambda n: 0 <= n <= MAX_OPTION_INT, "between 0 and 2**63 - 1")
 
 
 def _positive(text: str) -> int:
@@ -62,13 +68,7 @@ def _positive(text: str) -> int:
 def _amount(text: str) -> float:
     """A number option (seconds, ...): finite and >= 0."""
     import math
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
-    if not (math.isfinite(x) and x >= 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text[:40]}")
-    return x
+    return _option_number(text, float, "a number", lambda x: math.isfinite(x) and x >= 0, "a finite number >= 0")
 
 
 def _sizes(largest: int):
@@ -196,14 +196,9 @@ MAX_POSITION_CHARS = 2 ** 20
 
 def _read_text(f: IO[str], name: str) -> str:
     """The text of a position file, refusing endless or huge ones (``/dev/zero``)."""
-    try:
-        text = f.read(MAX_POSITION_CHARS + 1)
-    except OSError as e:
-        raise NardyError(f"cannot read {name}: {e.strerror}") from None
-    if len(text) > MAX_POSITION_CHARS:
-        raise FormatError(f"{name} holds more than {MAX_POSITION_CHARS} characters: a position "
-                          f"file holds one JSON position")
-    return text
+    from .files import read_at_most
+    return read_at_most(f, MAX_POSITION_CHARS, name, f"holds more than {MAX_POSITION_CHARS} characters: a "
+                        f"position file holds one JSON position", too_long_error=FormatError)
 
 
 def _is_json(text: str) -> bool:
@@ -742,6 +737,17 @@ def cmd_variants(args) -> int:
     return 0
 
 
+def _add_backend_options(p: argparse.ArgumentParser) -> None:
+    """``--jobs``, ``--backend`` and ``--address`` of a command whose tasks run on a backend
+    (:func:`nardy_ai.backends.make_backend`: local processes or Ray tasks)."""
+    p.add_argument("--jobs", type=int, help="local worker processes (default 1), or the CPUs of a local Ray "
+                   "instance (default all); results do not depend on it")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local processes (default) or Ray tasks; results do not depend on it")
+    p.add_argument("--address", help="--backend ray: the cluster to join (e.g. auto or HOST:6379; "
+                   "default: start a local Ray instance)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="nardy", description="Bots that play nardy: rules engine, games, benchmarks.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -786,11 +792,7 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--truncate", type=int, help="stop each game after this many plies and score it "
                     "by the agent's evaluator (neural agents)")
     ro.add_argument("--seed", type=int, default=0, help="dice seed; results do not depend on the backend")
-    ro.add_argument("--jobs", type=int, help="local worker processes (default 1), or the CPUs of a local "
-                    "Ray instance")
-    ro.add_argument("--backend", choices=("local", "ray"), default="local",
-                    help="local processes (default) or Ray tasks")
-    ro.add_argument("--address", help="--backend ray: the cluster to join (default: a local Ray instance)")
+    _add_backend_options(ro)
     ro.add_argument("--json", action="store_true", help="print the figures as JSON")
     ro.set_defaults(func=cmd_rollout)
 
@@ -885,12 +887,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="agent specs (default: the variant's list in the agent registry: its champion, the "
                     "references it is measured against, pubeval, heuristic, random; nardy agents --variant V)")
     tn.add_argument("--games", type=int, help="games per pairing, played in duplicate-dice pairs (default 400)")
-    tn.add_argument("--jobs", type=int, help="local worker processes (default 1), or the CPUs of a local Ray "
-                    "instance (default all); results do not depend on it")
-    tn.add_argument("--backend", choices=("local", "ray"), default="local",
-                    help="local processes (default) or Ray tasks; results do not depend on it")
-    tn.add_argument("--address", help="--backend ray: the cluster to join (e.g. auto or HOST:6379; "
-                    "default: start a local Ray instance)")
+    _add_backend_options(tn)
     tn.add_argument("--seed", type=int, help="tournament seed (default 0)")
     tn.add_argument("--out", help="output folder (default tournaments/<variant>-<date>-<time>)")
     tn.add_argument("--resume", action="store_true", help="continue the tournament in --out")
@@ -928,11 +925,7 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--sample", type=_positive, metavar="N", help="analyse N games drawn with --seed")
     an.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     an.add_argument("--json", action="store_true", help="print the summary as JSON")
-    an.add_argument("--jobs", type=int, help="local worker processes (default 1), or the CPUs of a local Ray "
-                    "instance; results do not depend on it")
-    an.add_argument("--backend", choices=("local", "ray"), default="local",
-                    help="local processes (default) or Ray tasks")
-    an.add_argument("--address", help="--backend ray: the cluster to join")
+    _add_backend_options(an)
     an.add_argument("--no-progress", action="store_true", help="no progress bar")
     an.set_defaults(func=cmd_analyze)
 

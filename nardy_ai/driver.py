@@ -245,8 +245,14 @@ def cube_stage(games: core.Games, idx: np.ndarray, agents: Sequence, history: li
     from its own side.  With ``history``, appends ``[ply, player, action, stake after it]`` to
     ``history[g]`` (``ply``: the games' own plies when None)."""
     v = games.variant
-    log = history is not None
     at = games.plies if ply is None else np.broadcast_to(np.asarray(ply), (games.n,))
+
+    def note(gs: np.ndarray, player: int, action: str, stake: np.ndarray) -> None:
+        """Log ``action`` of ``player`` in games ``gs``, with the stake ``stake[g]`` after it."""
+        if history is not None:
+            for g_ in gs.tolist():
+                history[g_].append([int(at[g_]), player, action, int(stake[g_])])
+
     can = core.may_double(games, idx)
     mover = games.turn[idx]
     for seat in (0, 1):
@@ -261,11 +267,8 @@ def cube_stage(games: core.Games, idx: np.ndarray, agents: Sequence, history: li
                         st.views(doubled, 1 - seat), v, True)[0]
         games = core.cube_action(games, doubled, seat, "double")
         gone = doubled[~took]
-        if log:
-            for g_ in doubled.tolist():
-                history[g_].append([int(at[g_]), seat, "double", int(st.value[g_])])
-            for g_ in gone.tolist():
-                history[g_].append([int(at[g_]), 1 - seat, "pass", int(st.value[g_])])
+        note(doubled, seat, "double", st.value)
+        note(gone, 1 - seat, "pass", st.value)
         games = core.cube_action(games, gone, 1 - seat, "pass")
         kept = doubled[took]
         bv_mask = np.zeros(len(kept), bool)
@@ -274,25 +277,17 @@ def cube_stage(games: core.Games, idx: np.ndarray, agents: Sequence, history: li
                                st.views(kept, 1 - seat), v, False)[0]
         plain = kept[~bv_mask]
         games = core.cube_action(games, plain, 1 - seat, "take")
-        if log:
-            for g_ in plain.tolist():
-                history[g_].append([int(at[g_]), 1 - seat, "take", int(games.stakes.value[g_])])
+        note(plain, 1 - seat, "take", games.stakes.value)
         bv = kept[bv_mask]
         if len(bv):                             # BG-B: take and redouble, keeping the cube
             games = core.cube_action(games, bv, 1 - seat, "beaver")
-            if log:
-                for g_ in bv.tolist():
-                    history[g_].append([int(at[g_]), 1 - seat, "beaver", int(games.stakes.value[g_])])
+            note(bv, 1 - seat, "beaver", games.stakes.value)
             cubes = games.stakes.views(bv, seat, on_roll=True)   # the doubler, on roll
             again = ask_cube(agents[seat], "take", games.board[bv], cubes, v, True)[0]
-            if log:
-                for g_ in bv[~again].tolist():
-                    history[g_].append([int(at[g_]), seat, "pass", int(games.stakes.value[g_])])
+            note(bv[~again], seat, "pass", games.stakes.value)
             games = core.cube_action(games, bv[~again], seat, "pass")
             games = core.cube_action(games, bv[again], seat, "take")
-            if log:
-                for g_ in bv[again].tolist():
-                    history[g_].append([int(at[g_]), seat, "take", int(games.stakes.value[g_])])
+            note(bv[again], seat, "take", games.stakes.value)
     return games
 
 

@@ -91,13 +91,19 @@ def encode_tdgammon(boards: np.ndarray) -> np.ndarray:
     m = len(boards)
     out = np.empty((m, 198), np.float32)
     out[:, :192] = _points_unary(boards)
+    _bar_off_and_turn(boards, out)
+    return out
+
+
+def _bar_off_and_turn(boards: np.ndarray, out: np.ndarray) -> None:
+    """Columns 192-197 of TD-Gammon's inputs into ``out``: the bar (per 2 checkers) and borne-off
+    (per 15) counts of both sides, and the side to move."""
     out[:, 192] = boards[:, BAR] / 2.0
     out[:, 193] = boards[:, OPP_BAR] / 2.0
     out[:, 194] = boards[:, OFF] / 15.0
     out[:, 195] = boards[:, OPP_OFF] / 15.0
     out[:, 196] = 0.0          # side to move: always the opponent of the player who moved
     out[:, 197] = 1.0
-    return out
 
 
 def _hit_numbers(opp_points: np.ndarray, blot: np.ndarray) -> np.ndarray:
@@ -244,12 +250,7 @@ def encode_expert(boards: np.ndarray) -> np.ndarray:
         rows = b[s:s + 256, :24].astype(np.intp) + 15
         np.take(_UNARY, rows, axis=0, out=buf[:len(rows)])
         units[s:s + len(rows)] = buf[:len(rows)]
-    out[:, 192] = b[:, BAR] / 2.0
-    out[:, 193] = b[:, OPP_BAR] / 2.0
-    out[:, 194] = b[:, OFF] / 15.0
-    out[:, 195] = b[:, OPP_OFF] / 15.0
-    out[:, 196] = 0.0
-    out[:, 197] = 1.0
+    _bar_off_and_turn(b, out)
     out[:, 198:] = expert_features_t(b).T
     return out
 

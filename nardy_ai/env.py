@@ -105,6 +105,15 @@ def action_mask(n_legal: int) -> np.ndarray:
     return mask
 
 
+def rendered(text: str, render_mode: str | None) -> str | None:
+    """What ``render()`` answers for the board ``text``: printed, and None, in ``"human"`` mode;
+    the text itself otherwise (``"ansi"``)."""
+    if render_mode == "human":
+        print(text)
+        return None
+    return text
+
+
 def check_seat_and_illegal(seat, illegal) -> None:
     """The learner's ``seat`` (0, 1 or None: drawn) and the ``illegal`` action rule ('raise' or
     'lose') of an environment; :class:`NardyError` naming the bad one."""
@@ -263,7 +272,4 @@ class NardyEnv(gym.Env):
         text = text_board(self.board(), self.variant,
                           dice=tuple(int(d) for d in self.dice) if self.after is not None else None,
                           labels=("X (learner)", "O"))
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return rendered(text, self.render_mode)

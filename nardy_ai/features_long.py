@@ -109,7 +109,7 @@ from functools import cache
 
 import numpy as np
 
-from .board import OFF, OPP_OFF
+from .board import BEAR_OFF_SOURCES, OFF, OPP_OFF, both_sides_points
 
 PER_SIDE = ("block", "block_low", "block_behind", "prime", "six_block", "six_threat",
             "escapes", "no_play", "part_play", "head_exits", "first_quarter", "o_home",
@@ -137,21 +137,9 @@ _GATHER = _U64(0x0002040810204081)
 _GATHER_REV = _U64(0x8040201008040201)
 
 
-def _bear_off_table() -> np.ndarray:
-    """``(7, 64)`` COM-5: the bear-off source bit for die ``d`` when every checker is home and
-    the home points held are the 6-bit mask ``h``: point ``d``, or the highest point when
-    none stands on ``d`` or higher; 0 when a checker above ``d`` must move instead."""
-    t = np.zeros((7, 64), _U)
-    for d in range(1, 7):
-        for h in range(1, 64):
-            if h >> (d - 1) & 1:
-                t[d, h] = 1 << (d - 1)
-            elif h < 1 << (d - 1):
-                t[d, h] = 1 << (h.bit_length() - 1)
-    return t
-
-
-_BEAR_OFF = _bear_off_table()
+#: ``(7, 64)`` COM-5: the bear-off source bit for die ``d`` when every checker is home and the
+#: home points held are the 6-bit mask ``h`` (:data:`nardy_ai.board.BEAR_OFF_SOURCES`).
+_BEAR_OFF = BEAR_OFF_SOURCES.reshape(7, 64).astype(_U)
 
 
 def _high_bit(x: np.ndarray) -> np.ndarray:
@@ -399,12 +387,8 @@ def long_features(boards: np.ndarray) -> np.ndarray:
     boards = np.asarray(boards)
     m = len(boards)
     n = 2 * m
-    pts = boards[:, :24]
     # Each side's checkers in its own numbering: rows [0, m) the mover, [m, 2m) the opponent.
-    own = np.empty((n, 24), np.int8)
-    np.maximum(pts, 0, out=own[:m])
-    np.negative(np.minimum(pts[:, 12:], 0), out=own[m:, :12])
-    np.negative(np.minimum(pts[:, :12], 0), out=own[m:, 12:])
+    own = np.maximum(both_sides_points(boards, "long"), 0)
 
     def other(x):
         """The other side's value of each row."""

@@ -110,7 +110,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .board import BAR, OPP_BAR
+from .board import BAR, OPP_BAR, both_sides_points
 
 PER_SIDE = ("hit1", "hit2", "pip_loss", "back_escapes", "contain", "acontain", "mobility",
             "timing", "free_pips", "break_contact", "pips", "prime", "backbone", "anchors",
@@ -430,9 +430,7 @@ def _features(b: np.ndarray, out: np.ndarray) -> None:
     rows = 2 * m
     pts = b[:, :24]
     # Row s < m: the mover's view; row m + s: the opponent's (its points 1-24, its checkers > 0).
-    view = np.empty((rows, 24), np.int8)
-    view[:m] = pts
-    np.negative(pts[:, ::-1], out=view[m:])
+    view = both_sides_points(b, "backgammon")
     bar = np.concatenate([b[:, BAR], b[:, OPP_BAR]]).astype(np.int16)
     bar_o = np.concatenate([b[:, OPP_BAR], b[:, BAR]])
     # Integer values per feature and row, scaled into ``out`` at the end; ``mine`` writes a

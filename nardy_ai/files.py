@@ -16,6 +16,7 @@ from typing import IO, Callable, Iterator, TypeVar
 from .errors import NardyError
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 @contextlib.contextmanager
@@ -56,6 +57,41 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, error: type[NardyEr
         return
     with atomic_file(path, error, fsync) as f:
         f.write(raw)
+
+
+def read_text(path: str | os.PathLike, error: type[NardyError] = NardyError) -> str:
+    """The whole of the UTF-8 text file ``path``; an ``OSError`` becomes ``error`` naming it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise error(f"cannot read {path}: {e.strerror}") from None
+
+
+def read_at_most(source: IO | str | os.PathLike, limit: int, name: str, too_long: str,
+                 error: type[NardyError] = NardyError, too_long_error: type[NardyError] | None = None):
+    """What ``source`` holds (an open file: text or bytes as it reads; a path: bytes), refusing
+    an endless or huge one (``/dev/zero``): more than ``limit`` characters or bytes is
+    ``too_long_error`` (default ``error``) ``"NAME TOO_LONG"``; a failed open or read is
+    ``error`` naming ``name``."""
+    try:
+        if isinstance(source, (str, os.PathLike)):
+            with open(source, "rb") as f:
+                data = f.read(limit + 1)
+        else:
+            data = source.read(limit + 1)
+    except OSError as e:
+        raise error(f"cannot read {name}: {e.strerror}") from None
+    if len(data) > limit:
+        raise (too_long_error or error)(f"{name} {too_long}")
+    return data
+
+
+def make_folder(folder: str | os.PathLike, error: type[NardyError] = NardyError) -> None:
+    """Create ``folder`` and its parents if missing; an ``OSError`` becomes ``error`` naming it."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise error(f"cannot create {folder}: {e.strerror}") from None
 
 
 class FolderLock:
@@ -122,3 +158,35 @@ def read_appended(path: str | os.PathLike, parse: Callable[[str], T], what: str,
                 continue                       # the torn tail of an interrupted write
             raise error(f"{path} line {n}: not {what}: {e}") from None
     return out
+
+
+def append_durably(f: IO[str], lines: list[str]) -> None:
+    """Append ``lines`` (each ending in a newline) to the open append-only file ``f`` and force
+    them to disk, so that a kill loses no record already reported as done."""
+    f.write("".join(lines))
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def read_appended_first(path: str | os.PathLike, parse: Callable[[str], tuple[K, T]], what: str,
+                        error: type[NardyError] = NardyError) -> dict[K, T]:
+    """:func:`read_appended` for a file of keyed records (``parse`` gives ``(key, record)``):
+    ``{key: record}``, the first line of a key kept (a later one repeats a replayed write)."""
+    out: dict[K, T] = {}
+    for key, record in read_appended(path, parse, what, error):
+        out.setdefault(key, record)
+    return out
+
+
+def cut_torn_tail(path: str | os.PathLike, error: type[NardyError] = NardyError) -> None:
+    """Drop a last line without its newline (a write cut short by a kill) from the append-only
+    file ``path``, if it exists, so that appends start clean; an ``OSError`` becomes ``error``."""
+    if not os.path.exists(path):
+        return
+    try:
+        with open(path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+    except OSError as e:
+        raise error(f"cannot repair {path}: {e.strerror}") from None

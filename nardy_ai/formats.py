@@ -64,6 +64,15 @@ def _short_variant(variant: str | Variant, what: str) -> Variant:
     return v
 
 
+def _id_text(text: Any, variant: str | Variant, what: str, a_name: str) -> tuple[Variant, str]:
+    """The variant and the stripped ``text`` of an ID to read: ``what`` (the ID, in the variant's
+    refusal) is for backgammon-family variants only and ``a_name`` (``"an XGID"``) is a string."""
+    v = _short_variant(variant, what)
+    if not isinstance(text, str):
+        raise FormatError(f"{a_name} must be a string, got {type(text).__name__}")
+    return v, text.strip()
+
+
 def _checked_board(board: Any, v: Variant) -> np.ndarray:
     b = np.asarray(board)
     validate(b, v)
@@ -131,10 +140,7 @@ def board_from_position_id(pid: str, variant: str | Variant = "backgammon") -> n
     Off counts are derived (15 minus checkers on the points and the bar). Raises
     :class:`FormatError` naming the problem for a malformed ID.
     """
-    v = _short_variant(variant, "the GNU Backgammon Position ID")
-    if not isinstance(pid, str):
-        raise FormatError(f"a Position ID must be a string, got {type(pid).__name__}")
-    s = pid.strip()
+    v, s = _id_text(pid, variant, "the GNU Backgammon Position ID", "a Position ID")
     if ":" in s and len(s.split(":")[0].strip()) == _ID_LENGTH:
         raise FormatError(f"{pid[:80]!r} is a GNU Backgammon ID with a Match ID after ':'; give the "
                           f"{_ID_LENGTH}-character Position ID alone (the cube, dice and score of a "
@@ -275,10 +281,7 @@ def board_from_xgid(s: str, variant: str | Variant = "backgammon") -> tuple[np.n
     other count is refused, as a cut-off XGID would read its missing fields (a match length, a
     score) as defaults.
     """
-    v = _short_variant(variant, "the XGID")
-    if not isinstance(s, str):
-        raise FormatError(f"an XGID must be a string, got {type(s).__name__}")
-    text = s.strip()
+    v, text = _id_text(s, variant, "the XGID", "an XGID")
     if text.upper().startswith("XGID="):
         text = text[5:]
     fields = text.split(":")

@@ -38,7 +38,7 @@ import numpy as np
 from .board import BAR, OFF, OPP_BAR, OPP_OFF, flip, start_board
 from .errors import FormatError
 from .game import GameRecord, Turn
-from .notation import apply_moves, parse_play
+from .notation import apply_moves, move_checker, parse_play
 from .variants import Variant, with_options
 
 LEFT_WIDTH = 27      # gnubg writes the left turn with "%-27s "
@@ -71,14 +71,7 @@ def _hop(b: list[int], src: int, tgt: int) -> list[int] | None:
     if b[i] <= 0:
         return None
     b = b.copy()
-    b[i] -= 1
-    if tgt == 0:
-        b[OFF] += 1
-    else:
-        if b[tgt - 1] == -1:
-            b[tgt - 1] = 0
-            b[OPP_BAR] += 1
-        b[tgt - 1] += 1
+    move_checker(b, src, tgt, hits=True)
     return b
 
 

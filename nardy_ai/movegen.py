@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .board import BAR, BOARD_SIZE, OFF, OPP_BAR, OPP_OFF
+from .board import BAR, BEAR_OFF_SOURCES, BOARD_HASH_KEYS, BOARD_SIZE, OFF, OPP_BAR, OPP_OFF
 from .variants import Variant, get_variant
 
 _W = 32                       # padded row width (4 x uint64 for hashing)
@@ -54,19 +54,10 @@ _OUTSIDE_HOME = np.uint32(((1 << 24) - 1) ^ 0x3F)
 _ONE = np.uint32(1)
 #: Index of the lowest set bit of each byte value (8 for zero), for count-trailing-zeros.
 _CTZ8 = np.array([8] + [(x & -x).bit_length() - 1 for x in range(1, 256)], dtype=np.uint32)
-#: COM-5 bear-off sources, indexed by ``die << 6 | home bits``: the checker on point ``die``,
-#: or the highest checker when none stands on ``die`` or higher.
-_BEAR_OFF = np.zeros(7 << 6, np.uint32)
-for _d in range(1, 7):
-    for _home in range(1, 64):
-        _BEAR_OFF[_d << 6 | _home] = (_home & (1 << (_d - 1))) or (
-            1 << (_home.bit_length() - 1) if _home >> (_d - 1) == 0 else 0)
 #: LN-3: every source, or every source but the head (point 24), by "may a head checker leave".
 _HEAD_OPEN = np.array([(1 << 23) - 1, (1 << 24) - 1], np.uint32)
 #: Sources at or below a point index (bit 24 = the bar): the non-increasing order of doubles.
 _UP_TO = np.array([(2 << i) - 1 for i in range(25)], np.uint32)
-_HASH_K = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
-                    0xD6E8FEB86659FD93], dtype=np.uint64)
 
 
 @dataclass
@@ -211,7 +202,7 @@ def _step(F, own, open_, die, last_src, head_left, variant: Variant, exclude=Non
     all_home = (own & _OUTSIDE_HOME) == 0
     if short:
         all_home &= F[:, BAR] == 0
-    bear_off = _BEAR_OFF[(d << np.uint32(6)) | home]
+    bear_off = BEAR_OFF_SOURCES[(d << np.uint32(6)) | home]
     bear_off *= all_home
     legal |= bear_off
     if variant.head_rule:
@@ -408,12 +399,12 @@ def _dedupe(boards32, parent, with_marks: bool = False):
     """
     words = boards32.view("<u8")
     last = np.uint64(0xFFFFFFFFFF if with_marks else 0xFFFFFFFF)
-    h = words[:, 0] * _HASH_K[0]
-    h += words[:, 1] * _HASH_K[1]
-    h += words[:, 2] * _HASH_K[2]
-    h += (words[:, 3] & last) * _HASH_K[3]
+    h = words[:, 0] * BOARD_HASH_KEYS[0]
+    h += words[:, 1] * BOARD_HASH_KEYS[1]
+    h += words[:, 2] * BOARD_HASH_KEYS[2]
+    h += (words[:, 3] & last) * BOARD_HASH_KEYS[3]
     h ^= h >> np.uint64(29)      # products only carry differences upwards: fold them back
-    h *= _HASH_K[0]
+    h *= BOARD_HASH_KEYS[0]
     h ^= h >> np.uint64(32)
     m = len(words)
     pos_bits = max(1, int(parent.max()).bit_length()) if m else 1
@@ -525,8 +516,8 @@ def format_play(steps, board) -> str:
 #: path for every batch, as before that path existed; for benchmarks and tests).
 ONE_POSITION_PATH = True
 
-#: ``_BEAR_OFF`` and ``_UP_TO`` as Python ints (the one-position path works on Python ints).
-_BEAR_OFF_INT = [int(x) for x in _BEAR_OFF]
+#: ``BEAR_OFF_SOURCES`` and ``_UP_TO`` as Python ints (the one-position path works on Python ints).
+_BEAR_OFF_INT = [int(x) for x in BEAR_OFF_SOURCES]
 _UP_TO_INT = [int(x) for x in _UP_TO]
 _M24_INT = (1 << 24) - 1
 _OUTSIDE_HOME_INT = int(_OUTSIDE_HOME)
@@ -707,12 +698,12 @@ def _generate_one(boards: np.ndarray, dice: np.ndarray, v: Variant) -> Afterstat
     keys = list(first)
     ranks = list(first.values())
     words = np.frombuffer(b"".join(keys), "<u8").reshape(-1, 4)
-    h = words[:, 0] * _HASH_K[0]
-    h += words[:, 1] * _HASH_K[1]
-    h += words[:, 2] * _HASH_K[2]
-    h += words[:, 3] * _HASH_K[3]
+    h = words[:, 0] * BOARD_HASH_KEYS[0]
+    h += words[:, 1] * BOARD_HASH_KEYS[1]
+    h += words[:, 2] * BOARD_HASH_KEYS[2]
+    h += words[:, 3] * BOARD_HASH_KEYS[3]
     h ^= h >> np.uint64(29)
-    h *= _HASH_K[0]
+    h *= BOARD_HASH_KEYS[0]
     h ^= h >> np.uint64(32)
     idx_bits = max(1, (m - 1).bit_length())
     top = (h >> np.uint64(1 + idx_bits)).tolist()  # the hash's top 63 - idx_bits bits (one position)

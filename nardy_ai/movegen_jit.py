@@ -27,6 +27,8 @@ import threading
 
 import numpy as np
 
+from .board import BAR, BEAR_OFF_SOURCES, BOARD_HASH_KEYS, BOARD_SIZE, OFF, OPP_BAR, OPP_OFF
+
 try:                                  # optional dependency (extra ``fast``)
     from numba import njit
     HAVE_NUMBA = True
@@ -38,21 +40,13 @@ except ImportError:                   # pragma: no cover - depends on the enviro
             return f
         return wrap
 
-#: Board layout of :mod:`nardy_ai.board` (mover on roll), padded to 32 bytes per row.
+#: Rows of the :mod:`nardy_ai.board` layout (mover on roll) padded to 32 bytes.
 _W = 32
-_BOARD_SIZE = 28
-_BAR, _OPP_BAR, _OFF, _OPP_OFF = 24, 25, 26, 27
 _M24 = (1 << 24) - 1
 _OUTSIDE_HOME = _M24 ^ 0x3F
 _HEAD_BIT = 1 << 23
-_HASH_K = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
-                    0xD6E8FEB86659FD93], dtype=np.uint64)
-#: COM-5 bear-off sources, indexed by ``die << 6 | home bits`` (as in the NumPy path).
-_BEAR_OFF = np.zeros(7 << 6, np.int64)
-for _d in range(1, 7):
-    for _home in range(1, 64):
-        _BEAR_OFF[_d << 6 | _home] = (_home & (1 << (_d - 1))) or (
-            1 << (_home.bit_length() - 1) if _home >> (_d - 1) == 0 else 0)
+#: COM-5 bear-off sources, indexed by ``die << 6 | home bits`` (the NumPy path's, as int64).
+_BEAR_OFF = BEAR_OFF_SOURCES.astype(np.int64)
 
 #: Count trailing zeros of a one-bit 32-bit value by de Bruijn multiplication.
 _CTZ32 = np.zeros(32, np.int64)
@@ -126,7 +120,7 @@ def _expand(base, base64, hi, lo, is_long, head_limit, guard, bear_off,
                 f_order = order[f]
                 f_last = lsrc[f]
                 f_tag = tag[f]
-            bar = base[_BAR] if f < 0 else B[f, _BAR]
+            bar = base[BAR] if f < 0 else B[f, BAR]
             head = base[23] if f < 0 else B[f, 23]
             d = lo if f_order ^ (k == 1) else hi
             legal = f_own & ((open0 << d) & 0xFFFFFF)
@@ -152,7 +146,7 @@ def _expand(base, base64, hi, lo, is_long, head_limit, guard, bear_off,
                     return -1
                 t = s - d
                 if t < 0:
-                    t = 24 - d if (short and s == 24) else _OFF
+                    t = 24 - d if (short and s == 24) else OFF
                 if f < 0:
                     for q in range(4):
                         B64[n, q] = base64[q]
@@ -164,7 +158,7 @@ def _expand(base, base64, hi, lo, is_long, head_limit, guard, bear_off,
                 if short:
                     if B[n, t] == -1:
                         B[n, t] = 1
-                        B[n, _OPP_BAR] += 1
+                        B[n, OPP_BAR] += 1
                         h = True
                     else:
                         B[n, t] += 1
@@ -244,7 +238,7 @@ def _kernel(P, P64, hi_a, lo_a, is_long, K, bear_off, bufs_B, bufs_B64, bufs_own
         hi = hi_a[p]
         lo = lo_a[p]
         guard = 0
-        if is_long and base[_OPP_OFF] == 0:
+        if is_long and base[OPP_OFF] == 0:
             opp = 0
             for i in range(24):
                 if base[i] < 0:
@@ -410,7 +404,7 @@ def generate_arrays(boards: np.ndarray, dice: np.ndarray, is_long: bool, capacit
     """
     n = len(boards)
     P = np.zeros((n, _W), np.int8)
-    P[:, :_BOARD_SIZE] = boards
+    P[:, :BOARD_SIZE] = boards
     dice = np.asarray(dice, dtype=np.int64)
     hi = dice.max(axis=1)
     lo = dice.min(axis=1)
@@ -420,7 +414,7 @@ def generate_arrays(boards: np.ndarray, dice: np.ndarray, is_long: bool, capacit
     elif work is None or work.n_pos < n or work.caps[1] < 32 * n:
         work = _Work(1024, 48 * n + 1024, 64 * n + 1024, n)
     while True:
-        status, m, nt, n_keep = _kernel(P, P.view(np.uint64), hi, lo, bool(is_long), _HASH_K, _BEAR_OFF, *work.local, *work.cands,
+        status, m, nt, n_keep = _kernel(P, P.view(np.uint64), hi, lo, bool(is_long), BOARD_HASH_KEYS, _BEAR_OFF, *work.local, *work.cands,
                                         *work.trace, *work.out)
         if status == _OK or status == _FALLBACK:
             break
@@ -442,5 +436,5 @@ def generate_arrays(boards: np.ndarray, dice: np.ndarray, is_long: bool, capacit
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(counts[:n], out=offsets[1:])
     trace = tuple(a[:nt].copy() for a in work.trace)
-    rows = np.take(cand, keep, axis=0).view(np.int8)[:, :_BOARD_SIZE]
+    rows = np.take(cand, keep, axis=0).view(np.int8)[:, :BOARD_SIZE]
     return rows, offsets, np.take(code, keep), trace

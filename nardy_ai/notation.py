@@ -51,15 +51,22 @@ def apply_moves(board: np.ndarray, moves: list[tuple[int, int]], variant: str | 
             where = "on the bar" if a == 25 else f"on point {a}"
             raise IllegalPlay(f"no checker of the mover {where} for the move {('bar' if a == 25 else a)}/"
                               f"{'off' if c == 0 else c}")
-        b[src] -= 1
-        if c == 0:
-            b[OFF] += 1
-            continue
-        if b[c - 1] == -1 and not v.is_long:
-            b[c - 1] = 0
-            b[OPP_BAR] += 1
-        b[c - 1] += 1
+        move_checker(b, a, c, v.hitting)
     return b
+
+
+def move_checker(b, a: int, c: int, hits: bool) -> None:
+    """Move one mover checker from point ``a`` (25: the bar) to point ``c`` (0: off) of the board
+    ``b`` (a list or an int8 array, changed in place), hitting a lone opponent checker there when
+    ``hits`` (BG-2/BG-3); the caller has checked that a checker stands on ``a``."""
+    b[BAR if a == 25 else a - 1] -= 1
+    if c == 0:
+        b[OFF] += 1
+        return
+    if hits and b[c - 1] == -1:
+        b[c - 1] = 0
+        b[OPP_BAR] += 1
+    b[c - 1] += 1
 
 
 def find_play(board: np.ndarray, dice, text: str, variant: str | Variant):

@@ -84,15 +84,11 @@ def text_board(board: np.ndarray, variant: str | Variant, dice: tuple[int, int] 
     marks = _homes_and_heads(v)
 
     def cell(point: int, row: int) -> str:
-        c = b[point - 1]
-        n = abs(c)
-        if n <= row:
-            return "   "
-        if row == _STACK - 1 and n > _STACK:
-            return f"{n:^3}"
-        return " X " if c > 0 else " O "
+        c = int(b[point - 1])
+        return stack_cell(abs(c), "X" if c > 0 else "O", row)
 
-    def bar_cell(count: int, glyph: str, row: int) -> str:
+    def stack_cell(count: int, glyph: str, row: int) -> str:
+        """Row ``row`` (0 = the edge) of a stack of ``count`` checkers drawn as ``glyph``."""
         if count <= row:
             return "   "
         if row == _STACK - 1 and count > _STACK:
@@ -109,12 +105,12 @@ def text_board(board: np.ndarray, variant: str | Variant, dice: tuple[int, int] 
     lines = [number_line(top)]
     for row in range(_STACK):
         lines.append(" |" + "".join(cell(p, row) for p in top[:6]) + "|"
-                     + bar_cell(int(b[OPP_BAR]), "O", row) + "|"
+                     + stack_cell(int(b[OPP_BAR]), "O", row) + "|"
                      + "".join(cell(p, row) for p in top[6:]) + "|")
     lines.append(" |" + " " * 18 + "|" + bar_mid + "|" + " " * 18 + "|")
     for row in reversed(range(_STACK)):
         lines.append(" |" + "".join(cell(p, row) for p in bottom[:6]) + "|"
-                     + bar_cell(int(b[BAR]), "X", row) + "|"
+                     + stack_cell(int(b[BAR]), "X", row) + "|"
                      + "".join(cell(p, row) for p in bottom[6:]) + "|")
     lines.append(number_line(bottom))
 

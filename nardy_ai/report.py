@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import NardyError
-from .files import write_atomic
+from .files import read_text, write_atomic
 
 #: The ways ``nardy report`` draws its figures (``--plots``).
 PLOTS = ("auto", "builtin", "matplotlib")
@@ -421,10 +421,9 @@ def _table(header: Sequence[str], rows: Sequence[Sequence], left: int = 1) -> st
 
 
 def _read_json(path: Path):
+    text = read_text(path, ReportError)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ReportError(f"cannot read {path}: {e.strerror}") from None
+        return json.loads(text)
     except ValueError as e:
         raise ReportError(f"{path} is not JSON: {e}") from None
 
@@ -526,10 +525,7 @@ def _analysis_part(a: dict, names: dict[str, str], plots: str = "builtin") -> st
 
 def _metrics(path: Path) -> list[dict]:
     out = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise ReportError(f"cannot read {path}: {e.strerror}") from None
+    lines = read_text(path, ReportError).splitlines()
     for n, line in enumerate(lines, 1):
         if line.strip():
             try:

@@ -241,14 +241,11 @@ def start_games(boards: np.ndarray, v: Variant, on_roll: bool, copies: int) -> c
 def play_task_with_files(files: dict, task: RolloutTask) -> tuple[int, dict]:
     """:func:`play_task` on a worker that may lack the agent's checkpoint (a Ray cluster
     without shared disk): a ``td:`` agent is built from the driver's copy of its file."""
-    from .agents.neural import parse_td_spec
-    from .shipping import local_copy
+    from .shipping import shipped_spec
     spec = task.agent
-    if isinstance(spec, str) and spec.startswith("td:") and (task.variant, spec) not in _AGENTS:
-        path = parse_td_spec(spec[3:])[0]
-        if path in files:
-            local = local_copy(path, *files[path])
-            built = spec if local == path else f"td:{local}" + spec[3 + len(path):]
+    if isinstance(spec, str) and (task.variant, spec) not in _AGENTS:
+        built = shipped_spec(spec, files)
+        if built is not None:
             _AGENTS[(task.variant, spec)] = make_agent(built, task.variant)
     return play_task(task)
 

@@ -36,6 +36,20 @@ def checkpoint_files(specs: Sequence[str]) -> dict[str, tuple[str, bytes]]:
     return files
 
 
+def shipped_spec(spec: str, files: dict[str, tuple[str, bytes]]) -> str | None:
+    """The spec a worker builds for agent ``spec`` when the driver shipped its checkpoint in
+    ``files`` (from :func:`checkpoint_files`): the ``td:`` spec reading this machine's copy
+    (:func:`local_copy`); None for a spec with no shipped file (build it as it is)."""
+    if not spec.startswith("td:"):
+        return None
+    from .agents.neural import parse_td_spec
+    path = parse_td_spec(spec[3:])[0]
+    if path not in files:
+        return None
+    local = local_copy(path, *files[path])
+    return spec if local == path else f"td:{local}" + spec[3 + len(path):]
+
+
 def local_copy(path: str, sha: str, data: bytes) -> str:
     """``path`` if this machine has that file with that content, else a cached copy of it."""
     try:

@@ -20,6 +20,17 @@ from make_pinned_games import digest  # noqa: E402
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
+def plays_bytes(plays) -> np.ndarray:
+    """The plays' notation joined by "|", as bytes to digest."""
+    return np.frombuffer("|".join(plays).encode(), np.uint8)
+
+
+def write_pinned(name: str, digests: dict) -> None:
+    """Writes ``digests`` to ``tests/data/NAME`` as JSON and prints the path."""
+    path = os.path.join(DATA, name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(digests, f, indent=1)
+    print(path)
 
 
 def _result_digest(res) -> str:
@@ -105,7 +116,7 @@ def env_digests() -> dict:
             while True:
                 legal = np.flatnonzero(info["action_mask"])
                 parts += [obs["board"], obs["dice"], obs.get("features", np.zeros(0)), info["action_mask"],
-                          info["afterstates"], np.frombuffer("|".join(info["plays"]).encode(), np.uint8)]
+                          info["afterstates"], plays_bytes(info["plays"])]
                 obs, reward, term, trunc, info = env.step(int(rng.choice(legal)))
                 parts.append(np.array([reward, term, trunc, info["ply"], info.get("stake", 0)], float))
                 if term or trunc:
@@ -132,21 +143,15 @@ def aec_digests() -> dict:
                 if term or trunc:
                     e.step(None)
                     continue
-                parts += [info["afterstates"], np.frombuffer("|".join(info["plays"]).encode(), np.uint8)]
+                parts += [info["afterstates"], plays_bytes(info["plays"])]
                 e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         out[f"aec/{variant}"] = digest(*parts)
     return out
 
 
 def all_digests() -> dict:
-    out = {}
-    for fn in (replay_digest, rollout_digests, cube_rollout_digests, env_digests, aec_digests):
-        out.update(fn())
-    return out
+    return {**replay_digest(), **rollout_digests(), **cube_rollout_digests(), **env_digests(), **aec_digests()}
 
 
 if __name__ == "__main__":
-    path = os.path.join(DATA, "pinned_drivers.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(all_digests(), f, indent=1)
-    print(path)
+    write_pinned("pinned_drivers.json", all_digests())

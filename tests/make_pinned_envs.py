@@ -9,16 +9,14 @@ repository root: ``python tests/make_pinned_envs.py``."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_pinned_drivers import plays_bytes, write_pinned  # noqa: E402
 from make_pinned_games import digest  # noqa: E402
-
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 #: (variant, stakes, opponent, games in lockstep, steps) of the vector environment's cases.
 VECTOR_CASES = [("backgammon", None, "random", 16, 90), ("long", None, "random", 16, 110),
@@ -42,7 +40,7 @@ def vector_digests() -> dict:
         for _ in range(steps):
             parts += [obs["board"], obs["dice"], info["seat"], info["ply"], info["n_legal"], info["afterstates"],
                       info["afterstate_offsets"], info["action_mask"], info.get("stake", np.zeros(0))]
-            parts += [np.frombuffer("|".join(envs.plays(i)).encode(), np.uint8) for i in (0, n - 1)]
+            parts += [plays_bytes(envs.plays(i)) for i in (0, n - 1)]
             actions = (rng.random(n) * np.maximum(info["n_legal"], 1)).astype(np.int64)
             obs, rewards, term, trunc, info = envs.step(actions)
             parts += [rewards, term, trunc] + [info.get(k, np.zeros(0)) for k in ("winner", "level", "points")]
@@ -64,7 +62,7 @@ def single_digests() -> dict:
             obs, info = env.reset()                 # seeds drawn from the environment's generator
             while True:
                 parts += [obs["board"], obs["dice"], np.array([info["seat"], info["ply"]]), info["action_mask"],
-                          info["afterstates"], np.frombuffer("|".join(info["plays"]).encode(), np.uint8)]
+                          info["afterstates"], plays_bytes(info["plays"])]
                 obs, reward, term, trunc, info = env.step(int(rng.integers(info["action_mask"].sum())))
                 parts.append(np.array([reward, term, trunc], float))
                 if term or trunc:
@@ -79,7 +77,4 @@ def all_digests() -> dict:
 
 
 if __name__ == "__main__":
-    path = os.path.join(DATA, "pinned_envs.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(all_digests(), f, indent=1)
-    print(path)
+    write_pinned("pinned_envs.json", all_digests())

@@ -1,12 +1,17 @@
 """The tiny recipes and checks the ``nardy train`` tests share (distillation, resume, crash
-recovery): a 16-unit backgammon net set as teacher, a two-round distillation recipe, the
-recipe as TOML, the weights of a checkpoint, and the CLI run in a subprocess."""
+recovery, the run lifecycle): a 16-unit backgammon net set as teacher, a two-round
+distillation recipe, the recipe as TOML, the weights of a checkpoint, the CLI run in a
+subprocess (interrupted as by Ctrl-C, resumed as it says, resumed when finished), and a run
+that stops itself after a given metrics line."""
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import torch
 
@@ -80,3 +85,59 @@ def nardy(*args, timeout=300) -> subprocess.CompletedProcess:
     """``nardy ARGS`` in a subprocess (text output captured)."""
     return subprocess.run([sys.executable, "-m", "nardy_ai.cli", *args], capture_output=True, text=True,
                           timeout=timeout)
+
+
+def interrupt_train(args: list[str], ready, polls: int) -> tuple[int, str]:
+    """Runs ``nardy train ARGS`` in a subprocess and sends it SIGINT, as Ctrl-C does, once
+    ``ready()`` holds (asked every 0.1 s, at most ``polls`` times); returns its exit status
+    and its stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "nardy_ai.cli", "train", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(polls):
+        if ready():
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, err
+
+
+def resume_as_printed(err: str, out) -> subprocess.CompletedProcess:
+    """Runs the command an interrupted ``nardy train`` printed on ``err`` to continue (checked
+    to be ``nardy train --out OUT --resume``) as printed, with --no-progress."""
+    printed = err.split("continue with: ")[1].strip()
+    assert printed == f"nardy train --out {out} --resume"
+    return nardy(*printed.split()[1:], "--no-progress")
+
+
+def snapshot(folder) -> dict:
+    """Every path under ``folder`` with its modification time (ns) and size: two equal
+    snapshots mean nothing was written in between."""
+    return {str(f): (f.stat().st_mtime_ns, f.stat().st_size) for f in Path(folder).rglob("*")}
+
+
+def resume_finished(out, hint: str) -> dict:
+    """Checks that ``nardy train --out OUT --resume`` of a finished run says it is finished,
+    names ``hint`` (how to extend it) and writes nothing; returns the folder's snapshot."""
+    before = snapshot(out)
+    p = nardy("train", "--out", str(out), "--resume")
+    assert p.returncode == 0, p.stderr
+    assert "is finished" in p.stdout and hint in p.stdout
+    assert snapshot(out) == before
+    return before
+
+
+class StopsAfter:
+    """Mixin for a run class (a :class:`training.run.StagedRun`): the run asks itself to stop,
+    as Ctrl-C does, after its ``stop_after``-th metrics line of kind ``stop_kind``."""
+
+    stop_kind = None
+    stop_after = 1
+    seen = 0
+
+    def _log(self, kind, *a, **kw):
+        super()._log(kind, *a, **kw)
+        if kind == self.stop_kind:
+            self.seen += 1
+            if self.seen >= self.stop_after:
+                self.request_stop()

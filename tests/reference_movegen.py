@@ -77,6 +77,18 @@ def six_block_illegal(board: tuple[int, ...]) -> bool:
     return False
 
 
+def _land(b: list[int], t: int) -> bool:
+    """Puts a mover's checker on point ``t`` of ``b`` (open to it: BG-2), hitting a blot there
+    to the opponent's bar (BG-3); says whether it hit."""
+    hit = b[t - 1] == -1
+    if hit:
+        b[t - 1] = 1
+        b[OPP_BAR] += 1
+    else:
+        b[t - 1] += 1
+    return hit
+
+
 def _can_bear_off(board: tuple[int, ...]) -> bool:
     """COM-5: all 15 of the mover's checkers in 1-6 or off, none on the bar."""
     return board[BAR] == 0 and all(board[i] <= 0 for i in range(6, 24))
@@ -97,12 +109,7 @@ def _short_steps(state: State, d: int, v: Variant) -> list[tuple[State, Step]]:
         if board[t - 1] >= -1:
             b = list(board)
             b[BAR] -= 1
-            hit = b[t - 1] == -1
-            if hit:
-                b[t - 1] = 1
-                b[OPP_BAR] += 1
-            else:
-                b[t - 1] += 1
+            hit = _land(b, t)
             out.append(((tuple(b), hitters, heads), (BAR_FROM, t, hit)))
         return out
     bear = _can_bear_off(board)
@@ -127,12 +134,7 @@ def _short_steps(state: State, d: int, v: Variant) -> list[tuple[State, Step]]:
                     continue
                 b = list(board)
                 b[p - 1] -= 1
-                hit = target == -1
-                if hit:                                      # BG-3
-                    b[t - 1] = 1
-                    b[OPP_BAR] += 1
-                else:
-                    b[t - 1] += 1
+                hit = _land(b, t)                            # BG-3
                 h = hitters
                 if is_hitter:
                     h = (hitters - {p}) | {t}

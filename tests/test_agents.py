@@ -3,13 +3,14 @@
 import numpy as np
 import pytest
 
-from nardy_ai.agents import (AGENTS, Agent, HeuristicAgent, RandomAgent, make_agent, register_agent,
+from nardy_ai.agents import (AGENTS, HeuristicAgent, RandomAgent, make_agent, register_agent,
                              segment_argmax, segment_ids, subset)
 from nardy_ai.board import start_board
 from nardy_ai.errors import UnknownAgent
 from nardy_ai.game import play_games, summarize
 from nardy_ai.movegen import generate
 from nardy_ai.variants import get_variant
+from agent_helpers import FirstPlay
 
 
 def _opening_afterstates(variant, dice, notation=False):
@@ -87,22 +88,36 @@ def test_make_agent_builds_known_agents():
     assert isinstance(agent, HeuristicAgent) and agent.name == "heuristic"
 
 
-def test_unknown_agent_lists_known_ones():
-    with pytest.raises(UnknownAgent, match="unknown agent 'alphazero'.*random.*heuristic"):
-        make_agent("alphazero", "backgammon")
-    with pytest.raises(UnknownAgent, match="takes no argument"):
-        make_agent("random:fast", "backgammon")
+@pytest.mark.parametrize("spec,message", [
+    pytest.param("alphazero", "unknown agent 'alphazero'.*random.*heuristic", id="lists-known-agents"),
+    pytest.param("random:fast", "takes no argument", id="random-argument"),
+    pytest.param("pubeval:fast", "no argument", id="pubeval-argument"),
+    pytest.param("gnubg:3ply", "gnubg:0ply, gnubg:1ply or gnubg:2ply", id="gnubg-plies"),
+    pytest.param("ext:no-such-engine --fast", "no-such-engine", id="ext-missing-program"),
+    pytest.param("ext:", "needs a command", id="ext-no-command"),
+])
+def test_bad_agent_specs_are_refused_naming_the_rule(spec, message):
+    """A bad name or argument is refused with UnknownAgent before any optional package (gnubg)
+    or external program is needed."""
+    with pytest.raises(UnknownAgent, match=message):
+        make_agent(spec, "backgammon")
+
+
+@pytest.mark.parametrize("spec,variant,message", [
+    ("gnubg:0ply", "long", "not long"),
+    ("gnubg", "short_trictrac", "not short_trictrac"),
+    ("pubeval", "long", "backgammon family"),
+], ids=["gnubg-long", "gnubg-short-trictrac", "pubeval-long"])
+def test_backgammon_engines_refuse_other_families(spec, variant, message):
+    """gnubg and pubeval play the backgammon family only; no optional package is needed to say so."""
+    with pytest.raises(UnknownAgent, match=message):
+        make_agent(spec, variant)
 
 
 def test_register_agent_adds_a_prefix_with_an_argument():
-    class Fixed(Agent):
-        name = "fixed"
-
+    class Fixed(FirstPlay):
         def __init__(self, arg):
             self.arg = arg
-
-        def choose(self, after, variant, rng):
-            return after.offsets[:-1].copy()
 
     register_agent("fixed", lambda arg, variant: Fixed(arg))
     try:

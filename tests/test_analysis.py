@@ -6,18 +6,20 @@ untrained net is as good a reference for these checks as the champion (and far c
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
 
 from nardy_ai import analysis
-from nardy_ai.agents import Agent, make_agent
+from nardy_ai.agents import make_agent
 from nardy_ai.cube import Stakes
 from nardy_ai.cubeful import double_equities
 from nardy_ai.game import play_games, replay, write_jsonl
-from nardy_ai.model import NeuralEvaluator, equity, save_checkpoint
+from nardy_ai.model import equity
 from nardy_ai.movegen import generate
 from nardy_ai.search import best_afterstates, search_equity
+from agent_helpers import CubeScript, ScorePlay, tiny_net
 
 
 @pytest.fixture(scope="module")
@@ -26,41 +28,14 @@ def nets(tmp_path_factory):
     d = tmp_path_factory.mktemp("nets")
     out = {}
     for v, seed in (("backgammon", 1), ("long", 2)):
-        ev = NeuralEvaluator.create(v, hidden=(8,), seed=seed, device="cpu")
         out[v] = str(d / f"{v}.pt")
-        save_checkpoint(out[v], {"kind": "model", "evaluator": ev.state()})
+        tiny_net(out[v], v, seed)
     return out
 
 
-class WorstPlay(Agent):
+def worst_play(ev) -> ScorePlay:
     """Plays the afterstate the given net values lowest at 0 ply (a known bad play), never doubles."""
-
-    name = "worst"
-
-    def __init__(self, evaluator):
-        self.ev = evaluator
-
-    def choose(self, after, variant, rng):
-        eq = equity(self.ev.probabilities(after.boards), self.ev.variant)
-        return np.array([lo + int(np.argmin(eq[lo:hi])) for lo, hi in zip(after.offsets[:-1], after.offsets[1:])])
-
-
-class AlwaysDouble(Agent):
-    """Heuristic checker play; doubles whenever it may and passes every double."""
-
-    name = "always-double"
-
-    def __init__(self, variant):
-        self.plays = make_agent("heuristic", variant)
-
-    def choose(self, after, variant, rng):
-        return self.plays.choose(after, variant, rng)
-
-    def double(self, boards, cubes, variant):
-        return np.ones(len(boards), bool), None
-
-    def take(self, boards, cubes, variant):
-        return np.zeros(len(boards), bool), None
+    return ScorePlay("worst", lambda after: equity(ev.probabilities(after.boards), ev.variant), worst=True)
 
 
 def _games(recs, prefix="g"):
@@ -74,7 +49,7 @@ def _mine(result, player, kind="play"):
 def test_known_bad_play_scores_its_error_and_the_best_play_zero(nets):
     ref = make_agent(f"td:{nets['backgammon']}", "backgammon")
     ev = ref.evaluator
-    recs = play_games("backgammon", (ref, WorstPlay(ev)), 2, seed=5)
+    recs = play_games("backgammon", (ref, worst_play(ev)), 2, seed=5)
     results = dict(analysis.analyse_task(analysis.Task(f"td:{nets['backgammon']}",
                                                       tuple((k, r.to_json()) for k, r in _games(recs))))[1])
     boards = replay(recs)
@@ -96,7 +71,7 @@ def test_one_ply_reference_values_the_play_made_at_full_depth(nets):
     spec = f"td:{nets['backgammon']}@1ply"
     ref = make_agent(spec, "backgammon")
     ev = ref.evaluator
-    recs = play_games("backgammon", (make_agent("heuristic", "backgammon"), WorstPlay(ev)), 1, seed=2)
+    recs = play_games("backgammon", (make_agent("heuristic", "backgammon"), worst_play(ev)), 1, seed=2)
     h = replay(recs)[0]
     r = recs[0]
     res = analysis.analyse_task(analysis.Task(spec, (("g", r.to_json()),)))[1][0][1]
@@ -175,7 +150,8 @@ def test_resume_after_a_partial_run_gives_the_same_result(nets, tmp_path):
 def test_a_cube_error_is_scored(nets):
     spec = f"td:{nets['backgammon']}"
     ref = make_agent(spec, "backgammon")
-    recs = play_games("backgammon", (AlwaysDouble("backgammon"), ref), 2, seed=1, stakes="cube")
+    doubler = CubeScript("always-double", "heuristic", "backgammon", doubles=True, takes=False)   # passes every double
+    recs = play_games("backgammon", (doubler, ref), 2, seed=1, stakes="cube")
     res = dict(analysis.analyse_task(analysis.Task(spec, tuple((k, r.to_json()) for k, r in _games(recs))))[1])
     for (key, r), h in zip(res.items(), replay(recs)):
         doubles = _mine(r, 0, "double")
@@ -241,12 +217,18 @@ def test_cli_json_schema_and_errors(nets, tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-def test_two_workers_give_the_same_result(nets):
+def _on_one_process_and(nets, seed: int, **options) -> tuple[dict, dict]:
+    """The analysis of two heuristic-v-random games (dice from ``seed``), one game a task, on this
+    process and then with ``options`` (more workers, another backend)."""
     recs = play_games("backgammon", (make_agent("heuristic", "backgammon"), make_agent("random", "backgammon")),
-                      2, seed=12)
-    spec = f"td:{nets['backgammon']}"
-    one = analysis.run_analysis(_games(recs), spec, task_games=1, progress=False, log=lambda m: None)
-    two = analysis.run_analysis(_games(recs), spec, task_games=1, jobs=2, progress=False, log=lambda m: None)
+                      2, seed=seed)
+    run = partial(analysis.run_analysis, _games(recs), f"td:{nets['backgammon']}", task_games=1, progress=False,
+                  log=lambda m: None)
+    return run(), run(**options)
+
+
+def test_two_workers_give_the_same_result(nets):
+    one, two = _on_one_process_and(nets, 12, jobs=2)
     assert one == two
 
 
@@ -269,9 +251,5 @@ def test_tournament_analyze_prints_ppg_and_error_rates(nets, tmp_path, capsys):
 
 
 def test_ray_backend_gives_the_same_result(nets, ray_instance):
-    recs = play_games("backgammon", (make_agent("heuristic", "backgammon"), make_agent("random", "backgammon")),
-                      2, seed=13)
-    spec = f"td:{nets['backgammon']}"
-    local = analysis.run_analysis(_games(recs), spec, task_games=1, progress=False, log=lambda m: None)
-    ray = analysis.run_analysis(_games(recs), spec, task_games=1, backend="ray", progress=False, log=lambda m: None)
+    local, ray = _on_one_process_and(nets, 13, backend="ray")
     assert ray == local

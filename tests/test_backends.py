@@ -25,6 +25,18 @@ def games_of(folder) -> list[str]:
     return sorted((folder / tm.GAMES_FILE).read_text().splitlines())
 
 
+def tournament_with_a_worker_killed(tmp_path, chunk: int, **backend):
+    """Plays the tournament into ``tmp_path / "t"`` with the worker that plays chunk number
+    ``chunk`` of the schedule killed once mid-chunk; ``backend``: run_tournament's jobs or
+    backend.  Returns the folder, that chunk, the log lines and the summary."""
+    victim = tm.schedule(config())[chunk]
+    play = functools.partial(bh.die_once, str(tmp_path), victim, tm.play_chunk)
+    logs = []
+    out = tmp_path / "t"
+    summary = tm.run_tournament(config(), out, progress=False, log=logs.append, play=play, **backend)
+    return out, victim, logs, summary
+
+
 @pytest.fixture(scope="module")
 def local_reference(tmp_path_factory):
     """The tournament played in this process: the games every backend must reproduce."""
@@ -84,11 +96,8 @@ def test_local_processes_give_the_games_of_one_process(tmp_path, local_reference
 
 def test_tournament_worker_killed_mid_chunk_replays_that_chunk_only(tmp_path, local_reference):
     ref, summary = local_reference
-    victim = tm.schedule(config())[4]
-    play = functools.partial(bh.die_once, str(tmp_path), victim, tm.play_chunk)
-    logs = []
-    out = tmp_path / "t"
-    assert tm.run_tournament(config(), out, jobs=2, progress=False, log=logs.append, play=play) == summary
+    out, victim, logs, got = tournament_with_a_worker_killed(tmp_path, 4, jobs=2)
+    assert got == summary
     lines = (out / tm.GAMES_FILE).read_text().splitlines()
     keys = [(d["pairing"][0], d["pairing"][1], d["index"]) for d in map(json.loads, lines)]
     assert len(keys) == len(set(keys)) == 3 * 8                      # nothing written twice
@@ -109,11 +118,8 @@ def test_ray_tournament_gives_the_same_games_as_local(tmp_path, ray_instance, lo
 
 def test_ray_worker_killed_mid_chunk_replays_that_chunk_only(tmp_path, ray_instance, local_reference):
     ref, summary = local_reference
-    victim = tm.schedule(config())[2]
-    play = functools.partial(bh.die_once, str(tmp_path), victim, tm.play_chunk)
-    logs = []
-    out = tmp_path / "ray"
-    assert tm.run_tournament(config(), out, backend="ray", progress=False, log=logs.append, play=play) == summary
+    out, victim, logs, got = tournament_with_a_worker_killed(tmp_path, 2, backend="ray")
+    assert got == summary
     lines = (out / tm.GAMES_FILE).read_text().splitlines()
     assert len(lines) == len(set(lines)) == 3 * 8 and sorted(lines) == games_of(ref)
     assert (tmp_path / f"attempts-{bh._name(victim)}").read_text() == "xx"

@@ -85,33 +85,23 @@ def _count(pos):
 
 
 @lru_cache(maxsize=None)
-def e_off(pos):
-    """Expected rolls to bear off all, each roll played to minimise it."""
+def expected_rolls(kind, pos):
+    """Expected rolls to bear off all (``kind`` "off") or the first checker (``kind``
+    "first"), each roll played to minimise it."""
     if not _count(pos):
         return 0.0
-    return 1 + sum(w * min(e_off(q) for q in plays(pos, r)) for r, w in ROLLS)
+    return 1 + sum(w * min(rolls_after(kind, pos, q) for q in plays(pos, r)) for r, w in ROLLS)
 
 
-def _first_play(pos, roll):
-    """The play of ``roll`` that minimises the expected rolls to the first checker off: one
-    that bears a checker off if there is one (0 rolls left), else the best by recursion."""
-    qs = plays(pos, roll)
-    gone = [q for q in qs if _count(q) < _count(pos)]
-    return (gone[0], 0.0) if gone else min(((q, e_first(q)) for q in qs), key=lambda t: t[1])
-
-
-@lru_cache(maxsize=None)
-def e_first(pos):
-    """Expected rolls to the first checker off, each roll played to minimise it."""
-    if not _count(pos):
-        return 0.0
-    return 1 + sum(w * _first_play(pos, r)[1] for r, w in ROLLS)
+def rolls_after(kind, pos, q):
+    """Expected rolls still to go after playing from ``pos`` to ``q``: none once a checker is
+    off when the goal is the first one."""
+    return 0.0 if kind == "first" and _count(q) < _count(pos) else expected_rolls(kind, q)
 
 
 def policy(kind, pos, roll):
-    if kind == "off":
-        return min(plays(pos, roll), key=e_off)
-    return _first_play(pos, roll)[0]
+    """The play of ``roll`` from ``pos`` that minimises the expected rolls to the goal of ``kind``."""
+    return min(plays(pos, roll), key=lambda q: rolls_after(kind, pos, q))
 
 
 def reached(kind, q):
@@ -197,10 +187,10 @@ def test_one_sided_policies_match_brute_force(db):
     pts = bearoff.index_positions(4)
     idx = bearoff.position_index(pts)
     assert (idx == np.arange(len(pts))).all()
-    assert np.abs(db.expected_off[idx] - [e_off(tuple(p)) for p in pts]).max() < 1e-9
-    assert np.abs(db.expected_first[idx] - [e_first(tuple(p)) for p in pts]).max() < 1e-9
+    assert np.abs(db.expected_off[idx] - [expected_rolls("off", tuple(p)) for p in pts]).max() < 1e-9
+    assert np.abs(db.expected_first[idx] - [expected_rolls("first", tuple(p)) for p in pts]).max() < 1e-9
     big = bearoff.position_index(LOSERS)
-    assert np.abs(db.expected_first[big] - [e_first(p) for p in LOSERS]).max() < 1e-9
+    assert np.abs(db.expected_first[big] - [expected_rolls("first", p) for p in LOSERS]).max() < 1e-9
 
 
 def test_tied_plays_lead_to_the_same_distributions(db):

@@ -91,7 +91,8 @@ def test_bad_set_files_name_the_line(tmp_path):
         {"points": [0] * 24, "bar": [0, 0], "off": [15, 15], "cube": {"value": 1, "owner": "centre"}}) + "\n")
     with pytest.raises(FormatError, match="line 2"):
         load_cube_positions("backgammon", str(bad))
-    with pytest.raises(FormatError, match="missing"):
+    with pytest.raises(FormatError, match=r"^no cube position set for backgammon: .*none\.jsonl is missing "
+                                          r"\(build one with nardy_ai\.bench\.cube\.build_cube_set"):
         load_cube_positions("backgammon", str(tmp_path / "none.jsonl"))
 
 

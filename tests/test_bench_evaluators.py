@@ -2,12 +2,13 @@
 position sets and how choices are judged against their reference."""
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
 
 from nardy_ai.agents import make_agent
-from nardy_ai.agents.base import Agent, segment_argmax
+from nardy_ai.agents.base import Agent
 from nardy_ai.bench.evaluators import (BLUNDER, EVALUATOR_SET_VERSION, bench_evaluators,
                                        build_evaluator_positions, class_figures,
                                        evaluator_positions_path, format_evaluators,
@@ -17,31 +18,12 @@ from nardy_ai.bench.positions import distinct_decisions, strong_play_positions
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.cli import main
 from nardy_ai.errors import FormatError, NardyError, UnknownAgent
-from nardy_ai.model import NeuralEvaluator, save_checkpoint
 from nardy_ai.movegen import generate
 from nardy_ai.search import search_equity
 from nardy_ai.variants import get_variant
+from agent_helpers import ScorePlay, tiny_net
 
 VARIANTS = ("backgammon", "long")
-
-
-class ReferenceAgent(Agent):
-    """Plays the stored reference's best afterstate (an oracle for the benchmark itself)."""
-
-    name = "reference-best"
-
-    def __init__(self, pset):
-        self.pset = pset
-
-    def choose(self, after, variant, rng):
-        return segment_argmax(reference_rows(self.pset, after), after.offsets)
-
-
-class WorstAgent(ReferenceAgent):
-    name = "reference-worst"
-
-    def choose(self, after, variant, rng):
-        return segment_argmax(-reference_rows(self.pset, after), after.offsets)
 
 
 @pytest.mark.parametrize("version", (1, 2))
@@ -72,7 +54,8 @@ def test_shipped_set_is_consistent(variant, version):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_reference_best_loses_nothing_and_worst_loses(variant):
     pset = load_evaluator_positions(variant)
-    r = bench_evaluators(variant, [ReferenceAgent(pset), WorstAgent(pset)])
+    rows = partial(reference_rows, pset)             # oracles for the benchmark itself
+    r = bench_evaluators(variant, [ScorePlay("reference-best", rows), ScorePlay("reference-worst", rows, worst=True)])
     best, worst = r["agents"]
     assert best["loss_mp"] == 0 and best["agreement"] == 1 and best["blunder_rate"] == 0
     assert worst["loss_mp"] > 0 and worst["agreement"] < 1
@@ -92,8 +75,7 @@ def test_random_loses_more_than_heuristic_on_backgammon():
 
 def test_recomputed_reference_and_refusals(tmp_path):
     net = tmp_path / "net.pt"
-    ev = NeuralEvaluator.create("backgammon", hidden=(8,), seed=1, device="cpu")
-    save_checkpoint(net, {"kind": "model", "evaluator": ev.state()})
+    tiny_net(net, "backgammon", seed=1)
     # Judged by its own net, a 0-ply agent always plays the reference's best.
     r = bench_evaluators("backgammon", [f"td:{net}"], reference=f"td:{net}")
     assert r["reference"] == f"td:{net}" and not r["stored_reference"]
@@ -242,8 +224,7 @@ def test_rollout_candidates_take_the_best_within_the_window():
 
 def test_rollout_reference_values_candidates_by_rollout_and_the_rest_by_1ply(tmp_path):
     net = tmp_path / "long.pt"
-    ev = NeuralEvaluator.create("long", hidden=(8,), seed=4, device="cpu")
-    save_checkpoint(net, {"kind": "model", "evaluator": ev.state()})
+    ev = tiny_net(net, "long", seed=4)
     pset = load_evaluator_positions("long", version=1)
     after = generate(pset.positions[:6], pset.dice[:6], "long", notation=True)
     # Truncated at 0 plies a rollout is the net's own 0-ply value, whatever the dice.
@@ -282,8 +263,7 @@ def test_shipped_backgammon_reference_is_gnubg_2ply():
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_built_set_loads_back_with_its_header(variant, tmp_path):
     net = tmp_path / "net.pt"
-    ev = NeuralEvaluator.create(variant, hidden=(8,), seed=2, device="cpu")
-    save_checkpoint(net, {"kind": "model", "evaluator": ev.state()})
+    ev = tiny_net(net, variant, seed=2)
     quotas = {"contact": 6, "race": 3, "bearoff": 3}
     path = tmp_path / "set.jsonl"
     values = None
@@ -309,3 +289,10 @@ def test_a_built_set_loads_back_with_its_header(variant, tmp_path):
                            rtol=0, atol=1.5e-5)
     r = bench_evaluators(variant, ["random"], path=str(path))
     assert r["set_version"] == 7 and r["classes"] == {c: quotas.get(c, 0) for c in class_names(variant)}
+
+
+def test_a_missing_position_set_is_named():
+    from nardy_ai.bench.evaluators import load_evaluator_positions
+    from nardy_ai.errors import FormatError
+    with pytest.raises(FormatError, match=r"^no evaluator position set for long: .*_v999\.jsonl is missing$"):
+        load_evaluator_positions("long", version=999)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from nardy_ai.bench.positions import random_positions
-from nardy_ai.board import (BAR, OFF, OPP_BAR, OPP_OFF, board_from_json, board_to_json, flip,
-                            pip_counts, start_board, validate, validate_dice)
+from nardy_ai.board import (BAR, OFF, OPP_BAR, OPP_OFF, board_from_json, board_to_json, both_sides_points,
+                            flip, pip_counts, start_board, validate, validate_dice)
 from nardy_ai.errors import FormatError, InvalidDice, InvalidPosition, UnknownVariant
 
 
@@ -19,6 +19,15 @@ def test_flip_is_an_involution_and_swaps_sides(variant):
     f = flip(boards, variant)
     assert (f[:, BAR] == boards[:, OPP_BAR]).all() and (f[:, OFF] == boards[:, OPP_OFF]).all()
     assert (pip_counts(f, variant) == pip_counts(boards, variant)[:, ::-1]).all()
+
+
+@pytest.mark.parametrize("variant", ["backgammon", "long"])
+def test_both_sides_points_stacks_the_mover_view_over_the_opponent_view(variant):
+    boards = random_positions(variant, n_games=16, plies=40, seed=2)
+    both = both_sides_points(boards, variant)
+    assert both.dtype == np.int8 and both.shape == (2 * len(boards), 24)
+    assert (both[:len(boards)] == boards[:, :24]).all()
+    assert (both[len(boards):] == flip(boards, variant)[:, :24]).all()
 
 
 def test_flip_maps_points_per_family():

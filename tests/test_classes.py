@@ -17,17 +17,44 @@ def _cls(board, variant="backgammon") -> str:
     return class_names(variant)[int(position_classes(b, variant)[0])]
 
 
-def test_short_start_is_contact():
-    assert _cls(start_board("backgammon")) == "contact"
+@pytest.mark.parametrize("variant", ["backgammon", "long"])
+def test_start_is_contact(variant):
+    assert _cls(start_board(variant), variant) == "contact"
 
 
-def test_short_race_and_bearoff():
+@pytest.mark.parametrize("variant, mover, opp, expected", [
     # BG-3: no hit possible once every checker is past the other side's.
-    race = pos({8: 5, 3: 10}, {17: 5, 22: 10})
-    assert _cls(race) == "race"
-    bear = pos({1: 5, 6: 10}, {19: 5, 24: 10})
-    assert _cls(bear) == "bearoff"
-    # One opponent checker still on the mover's 5-point: contact (and crashed: see below).
+    pytest.param("backgammon", {8: 5, 3: 10}, {17: 5, 22: 10}, "race", id="short race"),
+    pytest.param("backgammon", {1: 5, 6: 10}, {19: 5, 24: 10}, "bearoff", id="short bearoff"),
+    # The opponent has 6 checkers in play (9 off) and still a back checker on the mover's
+    # 2-point: contact with t <= 6 -> crashed.
+    pytest.param("backgammon", {13: 5, 8: 5, 6: 5}, {2: 1, 20: 5}, "crashed", id="short crashed opponent"),
+    # Mover: 10 checkers with 4 buried on its 1-point (t = 10 <= 6 + n1 = 10) -> crashed.
+    pytest.param("backgammon", {1: 4, 3: 2, 4: 2, 20: 2}, {10: 5, 12: 5, 23: 5}, "crashed",
+                 id="short crashed buried on 1"),
+    # n1 = 2 and n2 = 3: t + 1 - n1 - n2 = 12 + 1 - 5 = 8 > 6, t = 12 > 8 -> not crashed.
+    pytest.param("backgammon", {1: 2, 2: 3, 5: 4, 20: 3}, {10: 5, 12: 5, 23: 5}, "contact",
+                 id="short not crashed"),
+    # n1 <= 1: crashed when t <= 6 + n2 - 1; n2 = 3, t = 8 -> crashed.
+    pytest.param("backgammon", {2: 3, 4: 2, 6: 1, 20: 2}, {10: 5, 12: 5, 23: 5}, "crashed",
+                 id="short crashed buried on 2"),
+    # Mover home and ahead; the opponent's checkers on the mover's 13-18 (its own home).
+    pytest.param("long", {1: 5, 6: 10}, {13: 5, 18: 10}, "bearoff", id="long bearoff"),
+    # Race: mover on 7-9 (opponent points 19-21: behind the opponent? no, ahead) -> the
+    # opponent's checkers on its 1-6 are past every mover checker and vice versa.
+    pytest.param("long", {7: 5, 3: 10}, {13: 5, 17: 10}, "race", id="long race"),
+    # An opponent checker on the mover's 5-point lies ahead of the mover's checkers on 7.
+    pytest.param("long", {7: 5, 3: 10}, {5: 1, 17: 14}, "contact", id="long contact"),
+    # A mover checker on the mover's 20 = opponent's point 8, ahead of the opponent's
+    # checkers on its own points 9-12 (mover 21-24): contact for the opponent's route.
+    pytest.param("long", {20: 1, 3: 14}, {22: 5, 15: 10}, "contact", id="long contact on the opponents route"),
+])
+def test_hand_built_positions_of_each_class(variant, mover, opp, expected):
+    assert _cls(pos(mover, opp), variant) == expected
+
+
+def test_short_contact_touching_is_not_race():
+    # One opponent checker still on the mover's 5-point: contact (and crashed: see above).
     touching = pos({8: 5, 3: 10}, {5: 1, 22: 14})
     assert _cls(touching) != "race"
 
@@ -35,40 +62,6 @@ def test_short_race_and_bearoff():
 def test_short_bar_checker_means_contact():
     b = pos({1: 14}, {19: 15}, bar=(1, 0))
     assert _cls(b) != "race" and _cls(b) != "bearoff"
-
-
-def test_short_crashed_definitions():
-    # The opponent has 6 checkers in play (9 off) and still a back checker on the mover's
-    # 2-point: contact with t <= 6 -> crashed.
-    b = pos({13: 5, 8: 5, 6: 5}, {2: 1, 20: 5})
-    assert _cls(b) == "crashed"
-    # Mover: 10 checkers with 4 buried on its 1-point (t = 10 <= 6 + n1 = 10) -> crashed.
-    b = pos({1: 4, 3: 2, 4: 2, 20: 2}, {10: 5, 12: 5, 23: 5})
-    assert _cls(b) == "crashed"
-    # n1 = 2 and n2 = 3: t + 1 - n1 - n2 = 12 + 1 - 5 = 8 > 6, t = 12 > 8 -> not crashed.
-    b = pos({1: 2, 2: 3, 5: 4, 20: 3}, {10: 5, 12: 5, 23: 5})
-    assert _cls(b) == "contact"
-    # n1 <= 1: crashed when t <= 6 + n2 - 1; n2 = 3, t = 8 -> crashed.
-    b = pos({2: 3, 4: 2, 6: 1, 20: 2}, {10: 5, 12: 5, 23: 5})
-    assert _cls(b) == "crashed"
-
-
-def test_long_classes():
-    assert _cls(start_board("long"), "long") == "contact"
-    # Mover home and ahead; the opponent's checkers on the mover's 13-18 (its own home).
-    bear = pos({1: 5, 6: 10}, {13: 5, 18: 10})
-    assert _cls(bear, "long") == "bearoff"
-    # Race: mover on 7-9 (opponent points 19-21: behind the opponent? no, ahead) -> the
-    # opponent's checkers on its 1-6 are past every mover checker and vice versa.
-    race = pos({7: 5, 3: 10}, {13: 5, 17: 10})
-    assert _cls(race, "long") == "race"
-    # An opponent checker on the mover's 5-point lies ahead of the mover's checkers on 7.
-    contact = pos({7: 5, 3: 10}, {5: 1, 17: 14})
-    assert _cls(contact, "long") == "contact"
-    # A mover checker on the mover's 20 = opponent's point 8, ahead of the opponent's
-    # checkers on its own points 9-12 (mover 21-24): contact for the opponent's route.
-    contact2 = pos({20: 1, 3: 14}, {22: 5, 15: 10})
-    assert _cls(contact2, "long") == "contact"
 
 
 @pytest.mark.parametrize("variant", ["backgammon", "long"])

@@ -1,29 +1,14 @@
 """The `nardy` command as a user runs it: a subprocess, its output lines and exit status."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from nardy_ai.board import board_to_json, start_board
+from cli_helpers import assert_one_line_error, nardy
 
 START = board_to_json(start_board("backgammon"), "backgammon")
 LONG = board_to_json(start_board("long"), "long")
-
-
-def nardy(*args, stdin=""):
-    return subprocess.run([sys.executable, "-m", "nardy_ai.cli", *args], input=stdin,
-                          capture_output=True, text=True, timeout=120)
-
-
-def assert_one_line_error(proc, *words):
-    assert proc.returncode == 2, proc
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("nardy: error: "), proc.stderr
-    for w in words:
-        assert w in lines[0], (w, lines[0])
 
 
 def test_moves_answers_each_line_in_order_and_reports_bad_lines():
@@ -66,20 +51,6 @@ def test_show_text_svg_and_gnubg_id(tmp_path):
     assert proc.returncode == 0 and "167" in proc.stdout
     proc = nardy("show", "-", stdin=json.dumps(LONG))
     assert proc.returncode == 0 and "360" in proc.stdout
-
-
-@pytest.mark.parametrize("args,words", [
-    (("show", '{"variant": "backgammon", "points": [0]}'), ["points"]),
-    (("show", '{"variant": "shogi", "points": []}'), ["unknown variant", "shogi"]),
-    (("show", "--gnubg-id", "@@@"), ["Position ID"]),
-    (("play", "--variant", "backgammon", "--agents", "random", "gnubg9000"), ["gnubg9000"]),
-    (("play", "--variant", "backgammon,jacobi=true", "--agents", "random", "random"), ["jacobi"]),
-    (("play", "--variant", "nope", "--agents", "random", "random"), ["nope"]),
-    (("moves", "--variant", "nope"), ["nope"]),
-    (("frobnicate",), ["frobnicate"]),
-])
-def test_bad_input_is_one_line_exit_2(args, words):
-    assert_one_line_error(nardy(*args), *words)
 
 
 def test_play_prints_a_summary_and_writes_records(tmp_path):

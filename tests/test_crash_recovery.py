@@ -19,17 +19,24 @@ from nardy_ai.errors import NardyError
 from nardy_ai.model import load_checkpoint
 from training.config import ConfigError, config_from_dict
 from training.td import Trainer, TrainingDiverged
+from pipeline_helpers import toml_text
 
 NARDY = [sys.executable, "-m", "nardy_ai.cli"]
 linux_only = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the process table in /proc")
 
 
-def small_config(**over):
+def small_recipe(**over) -> dict:
+    """A quick backgammon TD recipe (32 games a batch and an update, no evaluation) as a dict;
+    ``over``: {section: {key: value}} replacing its keys."""
     cfg = {"variant": "backgammon", "seed": 3, "selfplay": {"parallel_games": 32, "total_games": 10 ** 6},
            "td": {"update_games": 32}, "run": {"checkpoint_every": 64, "eval_every": 0, "log_every": 32}}
     for section, values in over.items():
         cfg.setdefault(section, {}).update(values)
-    return config_from_dict(cfg)
+    return cfg
+
+
+def small_config(**over):
+    return config_from_dict(small_recipe(**over))
 
 
 def metrics(run: Path) -> list[dict]:
@@ -81,6 +88,24 @@ def kill_9(proc: subprocess.Popen) -> set[int]:
     return family
 
 
+def kill_9_when(proc: subprocess.Popen, ready, timeout_s: float, what: str) -> set[int]:
+    """Once ``ready()`` holds (waiting up to ``timeout_s`` seconds for ``what``), kill -9 the
+    process and wait for it and every process it had below it to end; returns those below it.
+    Whatever fails on the way, none of them is left running."""
+    family: set[int] = set()
+    try:
+        wait_until(ready, timeout_s, what)
+        family = kill_9(proc)
+        wait_until(lambda: not any(alive(p) for p in family | {proc.pid}), 30, "every process of the run to end")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in family:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    return family
+
+
 def _games_lines(path: Path) -> int:
     try:
         return path.read_bytes().count(b"\n")
@@ -94,17 +119,9 @@ def test_kill_9_of_a_two_process_tournament_leaves_no_process_and_resume_plays_e
     cmd = NARDY + ["tournament", "--variant", "backgammon", "--agents", "heuristic", "random", "--games", "240",
                    "--chunk", "2", "--jobs", "2", "--out", str(out), "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    family: set[int] = set()
-    try:
-        wait_until(lambda: _games_lines(out / "games.jsonl") >= 8 and len(descendants(proc.pid)) >= 2, 120,
-                   "the workers' first games")
-        family = kill_9(proc)
-        assert len(family) >= 2                              # two workers (and the resource tracker)
-        wait_until(lambda: not any(alive(p) for p in family), 30, "the workers to end with their parent")
-    finally:
-        for pid in [proc.pid, *family]:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
+    family = kill_9_when(proc, lambda: _games_lines(out / "games.jsonl") >= 8 and len(descendants(proc.pid)) >= 2,
+                         120, "the workers' first games")
+    assert len(family) >= 2                              # two workers (and the resource tracker)
     done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     keys = [(tuple(d["pairing"]), d["index"]) for d in map(parse_json, (out / "games.jsonl").read_text().splitlines())]
@@ -116,8 +133,7 @@ def test_kill_9_of_a_two_process_tournament_leaves_no_process_and_resume_plays_e
 @linux_only
 def test_kill_9_of_training_then_resume_metrics_never_go_backwards(tmp_path):
     cfg = tmp_path / "c.toml"
-    cfg.write_text('variant = "backgammon"\nseed = 3\n[selfplay]\nparallel_games = 32\ntotal_games = 100000\n'
-                   '[td]\nupdate_games = 32\n[run]\ncheckpoint_every = 96\neval_every = 0\nlog_every = 32\n')
+    cfg.write_text(toml_text(small_recipe(run={"checkpoint_every": 96})))
     run = tmp_path / "run"
     cmd = NARDY + ["train", "--config", str(cfg), "--out", str(run), "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -129,13 +145,7 @@ def test_kill_9_of_training_then_resume_metrics_never_go_backwards(tmp_path):
         except (OSError, NardyError, ValueError):
             return False
 
-    try:
-        wait_until(past_a_checkpoint, 120, "training past its first checkpoint")
-        family = kill_9(proc) | {proc.pid}
-        wait_until(lambda: not any(alive(p) for p in family), 30, "every process of the run to end")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_9_when(proc, past_a_checkpoint, 120, "training past its first checkpoint")
     killed_at = max(d["games"] for d in metrics(run) if d["kind"] == "train")
     again = subprocess.run(cmd + ["--resume", "--games", str(killed_at + 96)], capture_output=True, text=True,
                            timeout=300)
@@ -221,7 +231,7 @@ def test_kill_9_of_a_distillation_run_mid_label_then_resume_gives_the_same_nets(
     """``[method] kind = "distill"`` on 2 processes, killed -9 once label chunks are on disk:
     the workers end with it, ``nardy train --out DIR --resume`` alone continues, at most the
     chunks in flight are labelled again, and the nets are those of a run never killed."""
-    from pipeline_helpers import make_teacher, recipe, same_weights, toml_text, weights
+    from pipeline_helpers import make_teacher, recipe, same_weights, weights
     from training.distill import DistillRun
     d = recipe(make_teacher(str(tmp_path / "teacher.pt")), label={"chunk": 20})
     cfg = tmp_path / "r.toml"
@@ -234,14 +244,8 @@ def test_kill_9_of_a_distillation_run_mid_label_then_resume_gives_the_same_nets(
     proc = subprocess.Popen(NARDY + ["train", "--config", str(cfg), "--out", str(run), "--jobs", "2", "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     chunks = run / "rounds/01/labels"
-    try:
-        wait_until(lambda: len(list(chunks.glob("chunk_*.npz"))) >= 3 if chunks.exists() else False, 300,
-                   "the first label chunks")
-        family = kill_9(proc) | {proc.pid}
-        wait_until(lambda: not any(alive(p) for p in family), 30, "every process of the run to end")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_9_when(proc, lambda: len(list(chunks.glob("chunk_*.npz"))) >= 3 if chunks.exists() else False, 300,
+                "the first label chunks")
     kept = {p.name: p.stat().st_mtime_ns for p in chunks.glob("chunk_*.npz")}
     assert json.loads((run / "state.json").read_text())["phase"] == "label"
     again = subprocess.run(NARDY + ["train", "--out", str(run), "--resume", "--no-progress"], capture_output=True,

@@ -71,6 +71,12 @@ class LoneCheckers:
         return out
 
 
+def both_on_seven() -> tuple[np.ndarray, Stakes]:
+    """The hand-worked race: each side's last checker on its 7-point (a batch of one board),
+    the player on roll with the cube centred at 1."""
+    return last_checkers(BG, 7, 7)[None], Stakes.from_dicts([{"value": 1, "owner": "centre"}], BG)
+
+
 def test_lone_checker_chances_are_the_textbook_ones():
     assert bear_chance(BG, 7) == pytest.approx(23 / 36)           # sum >= 7 or doubles 2-2 and up
     assert bear_chance(BG, 5) == pytest.approx(31 / 36)
@@ -84,8 +90,7 @@ def test_two_ply_cubeful_recursion_with_a_redouble_inside_by_hand():
     take: -20/36.  Double/take: win 2 now, else the opponent redoubles to 4 (40/36 beats 20/36)
     and we take: -40/36.  So ND = 568/1296, DT = 1136/1296: double, take."""
     ev = LoneCheckers(BG)
-    b = last_checkers(BG, 7, 7)[None]
-    centred = Stakes.from_dicts([{"value": 1, "owner": "centre"}], BG)
+    b, centred = both_on_seven()
     nd, dt, best = node_values(b, centred, ev, 2)
     q = Fraction(23, 36)
     assert nd[0] == pytest.approx(float(q - (1 - q) * 2 * (2 * q - 1)))
@@ -106,8 +111,7 @@ def test_two_ply_cubeful_recursion_with_a_redouble_inside_by_hand():
 
 def test_one_ply_uses_janowski_at_the_leaves_with_the_opponents_cube_decision():
     ev = LoneCheckers(BG)
-    b = last_checkers(BG, 7, 7)[None]
-    centred = Stakes.from_dicts([{"value": 1, "owner": "centre"}], BG)
+    b, centred = both_on_seven()
     nd, dt, _ = node_values(b, centred, ev, 1)
     q = 23 / 36
     # The opponent's node after our failure: it is on roll with q, we are home; a race, x by
@@ -225,8 +229,7 @@ def test_cubeful_rollout_plays_both_branches_on_the_same_dice():
     first two rolls are stratified, so 1,296 games cover each pair of rolls once."""
     from nardy_ai import cube_rollout
     agent = NeuralAgent(LoneCheckers(BG))
-    b = last_checkers(BG, 7, 7)[None]
-    cubes = Stakes.from_dicts([{"value": 1, "owner": "centre"}], BG)
+    b, cubes = both_on_seven()
     pts = cube_rollout._play_chunk(b, cubes, BG, agent, 1296, None, 0, np.random.default_rng(0), 100)
     nd, dt = pts[:1296], pts[1296:]
     q = Fraction(23, 36)

@@ -10,6 +10,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from feature_helpers import assert_features
 from nardy_ai import movegen
 from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import OFF, OPP_OFF, flip, start_board, validate
@@ -130,27 +131,29 @@ def test_block_what_it_holds_back_and_prime():
     # Mover: head 24 (7) and a 4-point block on 20-17 = opponent points 8-5; the opponent:
     # 10 on its head (its 24 = mover's 12, behind the block) and 5 on its 2 (mover's 14,
     # ahead of it).
-    b = lpos({24: 7, 20: 2, 19: 2, 18: 2, 17: 2}, {24: 10, 2: 5})
-    f = feats(b)
-    assert f["mover_block"] == pytest.approx(4 / 6)
-    assert f["mover_block_low"] == pytest.approx(17 / 24)      # its last point on their route
-    assert f["mover_block_behind"] == pytest.approx(10 / 15)
-    # The 10 behind it face a block of 4: w(4) = 2/4 each -> 5; the 5 ahead of it nothing.
-    assert f["mover_prime"] == pytest.approx(5 / 15)
-    assert f["mover_six_block"] == 0 and f["mover_six_threat"] == 0
-    # The opponent holds its 24 and 2 (mover's 12 and 14), blocks of 1; of the two, the one
-    # furthest along the mover's route is its 24 (the mover's 12), all 15 mover checkers
-    # (on 24 and 20-17) behind it.
-    assert f["opponent_block"] == pytest.approx(1 / 6)
-    assert f["opponent_block_low"] == pytest.approx(24 / 24)
-    assert f["opponent_block_behind"] == pytest.approx(15 / 15)
-    assert f["opponent_prime"] == 0
-    # Contact: every mover checker (24, 20-17) still has the opponent's 12 or 14 ahead; the
-    # mover's checkers are the opponent's points 12 and 8-5, ahead of its 10 on 24, behind its
-    # 5 on 2.
-    assert f["mover_contact_checkers"] == pytest.approx(15 / 15)
-    assert f["opponent_contact_checkers"] == pytest.approx(10 / 15)
-    assert f["contact"] == 1
+    f = feats(lpos({24: 7, 20: 2, 19: 2, 18: 2, 17: 2}, {24: 10, 2: 5}))
+    assert_features(f, {
+        "mover_block": 4 / 6,
+        "mover_block_low": 17 / 24,  # its last point on their route
+        "mover_block_behind": 10 / 15,
+        # The 10 behind it face a block of 4: w(4) = 2/4 each -> 5; the 5 ahead of it nothing.
+        "mover_prime": 5 / 15,
+        "mover_six_block": 0,
+        "mover_six_threat": 0,
+        # The opponent holds its 24 and 2 (mover's 12 and 14), blocks of 1; of the two, the one
+        # furthest along the mover's route is its 24 (the mover's 12), all 15 mover checkers
+        # (on 24 and 20-17) behind it.
+        "opponent_block": 1 / 6,
+        "opponent_block_low": 24 / 24,
+        "opponent_block_behind": 15 / 15,
+        "opponent_prime": 0,
+        # Contact: every mover checker (24, 20-17) still has the opponent's 12 or 14 ahead; the
+        # mover's checkers are the opponent's points 12 and 8-5, ahead of its 10 on 24, behind its
+        # 5 on 2.
+        "mover_contact_checkers": 15 / 15,
+        "opponent_contact_checkers": 10 / 15,
+        "contact": 1,
+    })
 
 
 def test_block_across_the_seam_of_the_holders_numbering():
@@ -158,30 +161,35 @@ def test_block_across_the_seam_of_the_holders_numbering():
     # the opponent's route, though not consecutive in the mover's numbering.  Its last point
     # on their route is the opponent's 11 = the mover's 23.  The opponent's 15 on its 24 are
     # behind it; with the mover's 13-12 held instead it would be two blocks (their 1 and 24).
-    b = lpos({2: 3, 1: 3, 24: 6, 23: 3}, {24: 15})
-    f = feats(b)
-    assert f["mover_block"] == pytest.approx(4 / 6)
-    assert f["mover_block_low"] == pytest.approx(23 / 24)
-    assert f["mover_block_behind"] == pytest.approx(15 / 15)
-    assert f["mover_prime"] == pytest.approx(15 * (2 / 4) / 15)
+    f = feats(lpos({2: 3, 1: 3, 24: 6, 23: 3}, {24: 15}))
+    assert_features(f, {
+        "mover_block": 4 / 6,
+        "mover_block_low": 23 / 24,
+        "mover_block_behind": 15 / 15,
+        "mover_prime": 15 * (2 / 4) / 15,
+    })
 
 
 def test_six_block_and_threats_ln5():
     # Six-block on the mover's 24-19 = opponent points 12-7, legal: the opponent's checker on
     # its 3 is ahead of it (LN-5); its 14 on 24 are behind the block: w(6) = 1 each.
-    b = lpos({24: 5, 23: 2, 22: 2, 21: 2, 20: 2, 19: 2}, {24: 14, 3: 1})
-    f = feats(b)
-    assert f["mover_six_block"] == 1
-    assert f["mover_block"] == pytest.approx(1.0)
-    assert f["mover_block_low"] == pytest.approx(19 / 24)
-    assert f["mover_block_behind"] == pytest.approx(14 / 15)
-    assert f["mover_prime"] == pytest.approx(14 / 15)
-    assert f["opponent_six_block"] == 0
+    f = feats(lpos({24: 5, 23: 2, 22: 2, 21: 2, 20: 2, 19: 2}, {24: 14, 3: 1}))
+    assert_features(f, {
+        "mover_six_block": 1,
+        "mover_block": 1.0,
+        "mover_block_low": 19 / 24,
+        "mover_block_behind": 14 / 15,
+        "mover_prime": 14 / 15,
+        "opponent_six_block": 0,
+    })
     # Five in a row on the mover's 23-19 (opponent points 11-7), the mover's 24 (their 12)
     # empty: a six-block there is legal with their checker on 3 ahead of it.
     threat = {23: 3, 22: 3, 21: 3, 20: 3, 19: 3}
     f = feats(lpos(threat, {24: 14, 3: 1}))
-    assert (f["mover_six_threat"], f["mover_six_block"]) == (1, 0)
+    assert_features(f, {
+        "mover_six_threat": 1,
+        "mover_six_block": 0,
+    })
     # The same with no opponent checker ahead and none borne off: LN-5 forbids both sixth
     # points (their 12 and their 6), so no threat ...
     assert feats(lpos(threat, {24: 15}))["mover_six_threat"] == 0
@@ -197,12 +205,13 @@ def test_escapes_of_the_rearmost_checker():
     # 3-6 pips ahead; 19, 18, 13, 12 are open.  Escaping = reaching 13 or lower (7+ pips):
     # a 1 or 2 then the rest through 19/18: 6-1, 6-2, 5-2 (x2 each) = 6; no double gets
     # past (1-1 stops at 18, 2-2 and the others land on 17-14 at once).
-    b = lpos({20: 1, 6: 14}, {5: 3, 4: 4, 3: 4, 2: 4})
-    f = feats(b)
-    assert f["mover_escapes"] == pytest.approx(6 / 36)
-    # The opponent's rearmost (its 5) has no mover checker in the 12 points ahead: free.
-    assert f["opponent_escapes"] == pytest.approx(36 / 36)
-    assert f["mover_head_exits"] == 0                          # nothing on the head
+    f = feats(lpos({20: 1, 6: 14}, {5: 3, 4: 4, 3: 4, 2: 4}))
+    assert_features(f, {
+        "mover_escapes": 6 / 36,
+        # The opponent's rearmost (its 5) has no mover checker in the 12 points ahead: free.
+        "opponent_escapes": 36 / 36,
+        "mover_head_exits": 0,  # nothing on the head
+    })
 
 
 def test_escapes_in_the_home_board_count_bearing_off():
@@ -219,12 +228,13 @@ def test_mobility_head_rule_and_first_double():
     # (LN-3: one head checker per turn): 6-x plays both, 5 rolls x2 = 10.  Rolls without a 6
     # play nothing: 10 non-doubles x2 = 20, and 1-1 .. 5-5: 5.  6-6: two head checkers (LN-4),
     # 24/18/12/6 and 24/18 - four steps.
-    b = lpos({11: 3, 10: 3, 9: 3, 8: 3, 7: 3}, {24: 15})
-    f = feats(b)
-    assert f["opponent_no_play"] == pytest.approx(25 / 36)
-    assert f["opponent_part_play"] == 0
-    assert f["opponent_head_exits"] == pytest.approx(11 / 36)  # the rolls with a 6
-    assert f["mover_head_exits"] == 0
+    f = feats(lpos({11: 3, 10: 3, 9: 3, 8: 3, 7: 3}, {24: 15}))
+    assert_features(f, {
+        "opponent_no_play": 25 / 36,
+        "opponent_part_play": 0,
+        "opponent_head_exits": 11 / 36,  # the rolls with a 6
+        "mover_head_exits": 0,
+    })
 
 
 def test_mobility_bearing_off_within_a_roll():
@@ -233,30 +243,32 @@ def test_mobility_bearing_off_within_a_roll():
     # the 1): 2 steps.  2-2: 5/3/1, then 6/4 closed and the 1 may not bear off: 2 steps.
     # 6-6: three checkers off, none left: 3 steps.  3-3 (6/3 6/3 5/2 3/off), 4-4 (6/2 6/2
     # 5/1 2/off), 5-5 play four; every non-double plays both dice.
-    b = lpos({6: 2, 5: 1}, {16: 1, 24: 14})
-    f = feats(b)
-    assert f["mover_no_play"] == 0
-    assert f["mover_part_play"] == pytest.approx(3 / 36)
+    f = feats(lpos({6: 2, 5: 1}, {16: 1, 24: 14}))
+    assert_features(f, {
+        "mover_no_play": 0,
+        "mover_part_play": 3 / 36,
+    })
 
 
 def test_progress_race_lead_and_contact_counts():
     # Mover: 24 (2), 20 (3), 15 (4), 10 (3), 3 (2), one off: 204 pips.  Opponent: 10 on its
     # 24 (mover's 12), 5 on its 1 (mover's 13): 245 pips.
-    b = lpos({24: 2, 20: 3, 15: 4, 10: 3, 3: 2}, {24: 10, 1: 5})
-    f = feats(b)
-    assert f["mover_first_quarter"] == pytest.approx(5 / 15)
-    assert f["mover_o_home"] == pytest.approx(4 / 15)
-    assert f["mover_third_quarter"] == pytest.approx(3 / 15)
-    # 2 * 18 + 3 * 14 + 4 * 9 + 3 * 4 pips to bring them home.
-    assert f["mover_bring_home"] == pytest.approx(126 / 270)
-    assert f["opponent_first_quarter"] == pytest.approx(10 / 15)
-    assert f["opponent_bring_home"] == pytest.approx(180 / 270)
-    assert f["mover_race_lead"] == pytest.approx((245 - 204) / (245 + 204))
-    assert f["opponent_race_lead"] == 0
-    # Mover checkers above its 12 (24, 20, 15: 9) have the opponent's 12 ahead; the opponent's
-    # 10 on its 24 have the mover's checker on their 3 (the mover's 15) ahead.
-    assert f["mover_contact_checkers"] == pytest.approx(9 / 15)
-    assert f["opponent_contact_checkers"] == pytest.approx(10 / 15)
+    f = feats(lpos({24: 2, 20: 3, 15: 4, 10: 3, 3: 2}, {24: 10, 1: 5}))
+    assert_features(f, {
+        "mover_first_quarter": 5 / 15,
+        "mover_o_home": 4 / 15,
+        "mover_third_quarter": 3 / 15,
+        # 2 * 18 + 3 * 14 + 4 * 9 + 3 * 4 pips to bring them home.
+        "mover_bring_home": 126 / 270,
+        "opponent_first_quarter": 10 / 15,
+        "opponent_bring_home": 180 / 270,
+        "mover_race_lead": (245 - 204) / (245 + 204),
+        "opponent_race_lead": 0,
+        # Mover checkers above its 12 (24, 20, 15: 9) have the opponent's 12 ahead; the opponent's
+        # 10 on its 24 have the mover's checker on their 3 (the mover's 15) ahead.
+        "mover_contact_checkers": 9 / 15,
+        "opponent_contact_checkers": 10 / 15,
+    })
 
 
 def test_contact_and_race():
@@ -269,15 +281,20 @@ def test_contact_and_race():
     # still pass through the mover's home (its points 13-18 are the mover's 1-6): contact,
     # though no mover checker has anything ahead.
     f = feats(lpos({1: 15}, {24: 1, 1: 14}))
-    assert (f["contact"], f["mover_contact_checkers"]) == (1, 0)
-    assert f["opponent_contact_checkers"] == pytest.approx(1 / 15)
+    assert_features(f, {
+        "contact": 1,
+        "mover_contact_checkers": 0,
+        "opponent_contact_checkers": 1 / 15,
+    })
     # The opponent's checker on its 20 (the mover's 8) is ahead of the mover's checker on 9,
     # and the mover's 14 on 3 (the opponent's 15) are ahead of it in turn; the opponent's 14
     # on its 3 (the mover's 15) have nothing ahead.
     f = feats(lpos({9: 1, 3: 14}, {20: 1, 3: 14}))
-    assert f["contact"] == 1
-    assert f["mover_contact_checkers"] == pytest.approx(1 / 15)
-    assert f["opponent_contact_checkers"] == pytest.approx(1 / 15)
+    assert_features(f, {
+        "contact": 1,
+        "mover_contact_checkers": 1 / 15,
+        "opponent_contact_checkers": 1 / 15,
+    })
 
 
 # --- properties over random play ----------------------------------------------------------------

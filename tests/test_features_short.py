@@ -8,6 +8,7 @@ the comment next to it.
 import numpy as np
 import pytest
 
+from feature_helpers import assert_features
 from movegen_helpers import hand_board
 from reference_movegen import _candidates
 from nardy_ai import features_short as fs
@@ -84,13 +85,16 @@ def test_direct_shot_six_pips_away():
     # any 6 (11 rolls), 5-1 and 4-2 (2 each, intermediate points open), 3-3 and 2-2: 17.
     # The same geometry the other way: the mover's 16 hits the opponent's blot on 10: 17.
     f = features(hand_board({16: 1, 10: -1}, off=14, opp_off=14))
-    assert f["opponent_hit1"] == pytest.approx(17 / 36)
-    assert f["mover_hit1"] == pytest.approx(17 / 36)
-    assert f["opponent_hit2"] == f["mover_hit2"] == 0
-    # Pips lost: the mover's blot on its 16 goes to the bar, 25 - 16 = 9 pips, on all 17
-    # rolls; the opponent's blot on its point 15 (our 10) loses 10 pips.
-    assert f["opponent_pip_loss"] == pytest.approx(17 * 9 / (36 * 24))
-    assert f["mover_pip_loss"] == pytest.approx(17 * 10 / (36 * 24))
+    assert_features(f, {
+        "opponent_hit1": 17 / 36,
+        "mover_hit1": 17 / 36,
+        "opponent_hit2": 0,
+        "mover_hit2": 0,
+        # Pips lost: the mover's blot on its 16 goes to the bar, 25 - 16 = 9 pips, on all 17
+        # rolls; the opponent's blot on its point 15 (our 10) loses 10 pips.
+        "opponent_pip_loss": 17 * 9 / (36 * 24),
+        "mover_pip_loss": 17 * 10 / (36 * 24),
+    })
 
 
 def test_combination_shot_needs_an_open_intermediate_point():
@@ -107,8 +111,10 @@ def test_hits_from_the_bar_enter_first():
     # our point d): any 4 (11), 3-1 (enter on 1 or 3, then the other die: 2), 2-2 (2, 4: 1),
     # 1-1 (1, 2, 3, 4: 1) = 15; each hit costs the mover 25 - 4 = 21 pips.
     f = features(hand_board({4: 1}, opp_bar=1, off=14, opp_off=14))
-    assert f["opponent_hit1"] == pytest.approx(15 / 36)
-    assert f["opponent_pip_loss"] == pytest.approx(15 * 21 / (36 * 24))
+    assert_features(f, {
+        "opponent_hit1": 15 / 36,
+        "opponent_pip_loss": 15 * 21 / (36 * 24),
+    })
     # Two on the bar: 3-1 enters on 3 and 1 and stops; 1-1 enters two and has two steps
     # (3 at most); 2-2 enters two on 2 and still plays 2 -> 4: any 4 (11) + 2-2 = 12.
     f = features(hand_board({4: 1}, opp_bar=2, off=14, opp_off=13))
@@ -116,8 +122,10 @@ def test_hits_from_the_bar_enter_first():
     # Blots on 4 and 2, two on the bar: rolls with a 4 or a 2 (20) and 1-1 (1 -> 2) hit;
     # two blots: 4-2 entering on both (2), 2-2 (enter on 2 hitting, then 2 -> 4): 3.
     f = features(hand_board({4: 1, 2: 1}, opp_bar=2, off=13, opp_off=13))
-    assert f["opponent_hit1"] == pytest.approx(21 / 36)
-    assert f["opponent_hit2"] == pytest.approx(3 / 36)
+    assert_features(f, {
+        "opponent_hit1": 21 / 36,
+        "opponent_hit2": 3 / 36,
+    })
 
 
 def test_two_blots_and_one_checker():
@@ -125,11 +133,13 @@ def test_two_blots_and_one_checker():
     # a 3 or a 5 (20 rolls), 2-1 and 1-1 to 9 (3), 4-1 to 7 (2) = 25.  Two hits need one
     # checker hitting twice in a row: 3-2 (12/9*/7*): 2 rolls (5-3 has one checker for both).
     f = features(hand_board({12: 1, 9: -1, 7: -1}, off=14, opp_off=13))
-    assert f["mover_hit1"] == pytest.approx(25 / 36)
-    assert f["mover_hit2"] == pytest.approx(2 / 36)
-    # Largest loss: 9 pips on the 14 rolls that reach 9 (a 3: 11, 2-1: 2, 1-1: 1), 7 on the
-    # 11 that reach only 7 (5-1, 5-2, 5-4, 5-6: 8, 5-5, 4-1: 2).
-    assert f["mover_pip_loss"] == pytest.approx((14 * 9 + 11 * 7) / (36 * 24))
+    assert_features(f, {
+        "mover_hit1": 25 / 36,
+        "mover_hit2": 2 / 36,
+        # Largest loss: 9 pips on the 14 rolls that reach 9 (a 3: 11, 2-1: 2, 1-1: 1), 7 on the
+        # 11 that reach only 7 (5-1, 5-2, 5-4, 5-6: 8, 5-5, 4-1: 2).
+        "mover_pip_loss": (14 * 9 + 11 * 7) / (36 * 24),
+    })
     # Two checkers on 12: 5-3 now hits both (2 more rolls).
     f = features(hand_board({12: 2, 9: -1, 7: -1}, off=13, opp_off=13))
     assert f["mover_hit2"] == pytest.approx(4 / 36)
@@ -194,25 +204,30 @@ def test_escapes_containment_and_mobility():
     # other mover checkers on the 1-point.  To pass 17 the checker must move 8 or more with an
     # open landing point on the way: 6-2, 6-3, 6-4, 6-5, 5-3, 5-4 (2 each), 4-4, 5-5: 14.
     f = features(hand_board({24: 2, 18: -2, 17: -2, 1: 13}, opp_off=11))
-    assert f["mover_back_escapes"] == pytest.approx(14 / 36)
-    # Mobility: two checkers outside the home board with 14 escapes each.
-    assert f["mover_mobility"] == pytest.approx(2 * 14 / (15 * 36))
-    # The opponent's containment of the mover: the fewest escapes from our points 15-24 is
-    # from 24 (23: 17, 22: 22, below more; 16 and 15 are past both points: 36).
-    assert f["opponent_contain"] == pytest.approx((36 - 14) / 36)
-    assert f["opponent_acontain"] == pytest.approx((36 - 14) / 36)
-    # The opponent's own checkers are past every mover checker but the 1-point ones... which
-    # hold no point in front of them: nothing to escape, nothing contained.
-    assert f["opponent_back_escapes"] == 1.0
-    assert f["mover_contain"] == 0.0 and f["mover_acontain"] == 0.0
+    assert_features(f, {
+        "mover_back_escapes": 14 / 36,
+        # Mobility: two checkers outside the home board with 14 escapes each.
+        "mover_mobility": 2 * 14 / (15 * 36),
+        # The opponent's containment of the mover: the fewest escapes from our points 15-24 is
+        # from 24 (23: 17, 22: 22, below more; 16 and 15 are past both points: 36).
+        "opponent_contain": (36 - 14) / 36,
+        "opponent_acontain": (36 - 14) / 36,
+        # The opponent's own checkers are past every mover checker but the 1-point ones... which
+        # hold no point in front of them: nothing to escape, nothing contained.
+        "opponent_back_escapes": 1.0,
+        "mover_contain": 0.0,
+        "mover_acontain": 0.0,
+    })
 
 
 def test_acontain_counts_only_points_the_checker_still_has_to_pass():
     # Opponent holds our 18 and 17; the mover's rearmost checker on 14 is past them: no
     # actual containment, though the points still contain in general (contain 22/36 as above).
     f = features(hand_board({14: 2, 18: -2, 17: -2, 1: 13}, opp_off=11))
-    assert f["opponent_acontain"] == 0.0
-    assert f["opponent_contain"] == pytest.approx(22 / 36)
+    assert_features(f, {
+        "opponent_acontain": 0.0,
+        "opponent_contain": 22 / 36,
+    })
 
 
 def test_escapes_ignore_the_opponents_anchors_in_our_home_board():
@@ -229,19 +244,22 @@ def test_timing_pips_points_and_entering():
     # checker to the 1-point, keeping two on each held home point and anchor: the spare on 5
     # (4 pips) + the 8 (7 pips) = 11.  Pips 12 + 15 + 8 + 40 = 75.
     f = features(hand_board({6: 2, 5: 3, 8: 1, 20: 2}, off=7, opp_off=15))
-    assert f["mover_timing"] == pytest.approx(11 / 167)
-    assert f["mover_pips"] == pytest.approx(75 / 167)
-    assert f["mover_anchors"] == pytest.approx(1 / 6)
-    assert f["mover_forward_anchor"] == pytest.approx((25 - 20) / 6)
-    assert f["mover_backgame"] == 0.0
-    # Two home points closed: an opponent checker on the bar dances on 2 x 2 of the 36
-    # rolls; two on the bar both enter only when both dice show one of the 4 open points.
-    assert f["mover_closed"] == pytest.approx(2 / 6)
-    assert f["opponent_dance1"] == pytest.approx(4 / 36)
-    assert f["opponent_dance2"] == pytest.approx(1 - 16 / 36)
-    assert f["mover_dance1"] == 0.0 and f["opponent_closed"] == 0.0
-    assert f["mover_prime"] == pytest.approx(2 / 6)           # 5-6
-    assert f["mover_backbone"] == pytest.approx(2 / 6)
+    assert_features(f, {
+        "mover_timing": 11 / 167,
+        "mover_pips": 75 / 167,
+        "mover_anchors": 1 / 6,
+        "mover_forward_anchor": (25 - 20) / 6,
+        "mover_backgame": 0.0,
+        # Two home points closed: an opponent checker on the bar dances on 2 x 2 of the 36
+        # rolls; two on the bar both enter only when both dice show one of the 4 open points.
+        "mover_closed": 2 / 6,
+        "opponent_dance1": 4 / 36,
+        "opponent_dance2": 1 - 16 / 36,
+        "mover_dance1": 0.0,
+        "opponent_closed": 0.0,
+        "mover_prime": 2 / 6,  # 5-6
+        "mover_backbone": 2 / 6,
+    })
 
 
 def test_prime_backbone_and_back_game():
@@ -249,15 +267,20 @@ def test_prime_backbone_and_back_game():
     # (4-6); the most points in 6 in a row: 4-9 holds 5.  Two anchors: a back game, with the
     # 2 + 2 checkers on 21 and 24 and the one on the bar: 5 / 15.
     f = features(hand_board({4: 2, 5: 2, 6: 2, 8: 2, 9: 2, 21: 2, 24: 2}, bar=1, opp_off=15))
-    assert f["mover_prime"] == pytest.approx(3 / 6)
-    assert f["mover_backbone"] == pytest.approx(5 / 6)
-    assert f["mover_anchors"] == pytest.approx(2 / 6)
-    assert f["mover_forward_anchor"] == pytest.approx((25 - 21) / 6)
-    assert f["mover_backgame"] == pytest.approx(5 / 15)
+    assert_features(f, {
+        "mover_prime": 3 / 6,
+        "mover_backbone": 5 / 6,
+        "mover_anchors": 2 / 6,
+        "mover_forward_anchor": (25 - 21) / 6,
+        "mover_backgame": 5 / 15,
+    })
     # Six home points closed: the opponent dances on every roll.
     f = features(hand_board({p: 2 for p in range(1, 7)}, off=3, opp_off=15))
-    assert f["opponent_dance1"] == 1.0 and f["opponent_dance2"] == 1.0
-    assert f["mover_prime"] == 1.0
+    assert_features(f, {
+        "opponent_dance1": 1.0,
+        "opponent_dance2": 1.0,
+        "mover_prime": 1.0,
+    })
 
 
 def test_contact_break_contact_and_free_pips():
@@ -266,21 +289,28 @@ def test_contact_break_contact_and_free_pips():
     # reach 7 (3 pips) and each 20 (13 pips): 29.  The opponent in its numbering: 17 (2) and
     # 10 (1); our rearmost checker is on its 5: 2 x 13 + 6 = 32 to break contact, none free.
     f = features(hand_board({3: 2, 10: 1, 20: 2, 8: -2, 15: -1}, off=10, opp_off=12))
-    assert f["mover_free_pips"] == pytest.approx(6 / 167)
-    assert f["mover_break_contact"] == pytest.approx(29 / 167)
-    assert f["opponent_free_pips"] == 0.0
-    assert f["opponent_break_contact"] == pytest.approx(32 / 167)
-    assert f["contact"] == 1.0
-    assert f["pip_lead"] == pytest.approx((44 - 56) / 100)    # pips 56 (mover), 44
+    assert_features(f, {
+        "mover_free_pips": 6 / 167,
+        "mover_break_contact": 29 / 167,
+        "opponent_free_pips": 0.0,
+        "opponent_break_contact": 32 / 167,
+        "contact": 1.0,
+        "pip_lead": (44 - 56) / 100,  # pips 56 (mover), 44
+    })
     # With an opponent checker on the bar every mover checker must come home and bear off.
     f = features(hand_board({3: 2, 10: 1, 20: 2, 8: -2}, opp_bar=1, off=10, opp_off=12))
-    assert f["mover_break_contact"] == pytest.approx(56 / 167)
-    assert f["mover_free_pips"] == 0.0
+    assert_features(f, {
+        "mover_break_contact": 56 / 167,
+        "mover_free_pips": 0.0,
+    })
     # A race: every mover checker past every opponent checker.
     f = features(hand_board({3: 2, 5: 3, 9: -2, 20: -1}, off=10, opp_off=12))
-    assert f["contact"] == 0.0
-    assert f["mover_break_contact"] == 0.0 and f["opponent_break_contact"] == 0.0
-    assert f["mover_free_pips"] == pytest.approx(21 / 167)
+    assert_features(f, {
+        "contact": 0.0,
+        "mover_break_contact": 0.0,
+        "opponent_break_contact": 0.0,
+        "mover_free_pips": 21 / 167,
+    })
 
 
 # --- properties --------------------------------------------------------------------------

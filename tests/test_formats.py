@@ -71,6 +71,14 @@ def pid_from_bits(bits: str) -> str:
     return base64.b64encode(data).decode()[:14]
 
 
+def assert_refused(read, text: str, words: list[str]) -> None:
+    """``read(text)`` raises FormatError whose message holds each of ``words``."""
+    with pytest.raises(FormatError) as e:
+        read(text)
+    for w in words:
+        assert w in str(e.value)
+
+
 # --- Position ID ---------------------------------------------------------------------------
 
 def test_start_position_id():
@@ -163,10 +171,7 @@ def test_bar_checkers_encoded_in_bar_slot():
     ("4HPwATDgc/ABMA:cAkAAAAAAAAA", ["Match ID", "14-character Position ID alone"]),
 ])
 def test_position_id_malformed(pid, words):
-    with pytest.raises(FormatError) as e:
-        board_from_position_id(pid)
-    for w in words:
-        assert w in str(e.value)
+    assert_refused(board_from_position_id, pid, words)
 
 
 def test_position_id_too_many_checkers():
@@ -353,10 +358,7 @@ def test_xgid_malformed(s, words):
     if words is None:                     # the whole XGID the cut-off ones come from reads
         board_from_xgid(s)
         return
-    with pytest.raises(FormatError) as e:
-        board_from_xgid(s)
-    for w in words:
-        assert w in str(e.value)
+    assert_refused(board_from_xgid, s, words)
 
 
 def test_xgid_writer_errors():

@@ -9,6 +9,7 @@ import pytest
 from nardy_ai.agents import gnubg_agent, make_agent
 from nardy_ai.agents.gnubg_agent import gnubg_boards
 from nardy_ai.board import flip, start_board
+from nardy_ai.cube import stakes_variant
 from nardy_ai.errors import UnknownAgent
 from nardy_ai.formats import position_id
 from nardy_ai.game import play_games, summarize
@@ -17,23 +18,17 @@ from nardy_ai.variants import get_variant
 from movegen_helpers import hand_board
 
 BG = get_variant("backgammon")
+CUBE = stakes_variant(BG, "cube")
 START_SIDE = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0]
 
 
 def test_missing_package_says_how_to_install(monkeypatch):
+    """Without the package a gnubg spec says how to install it; spec errors need no package
+    (checked in tests/test_agents.py with the other agent families)."""
     monkeypatch.setitem(sys.modules, "gnubg", None)        # makes `import gnubg` fail
     monkeypatch.setattr(gnubg_agent, "_engine", None)
     with pytest.raises(UnknownAgent, match=r"pip install 'nardy-ai\[gnubg\]'"):
         make_agent("gnubg:0ply", "backgammon")
-
-
-def test_spec_errors_need_no_package():
-    with pytest.raises(UnknownAgent, match="gnubg:0ply, gnubg:1ply or gnubg:2ply"):
-        make_agent("gnubg:3ply", "backgammon")
-    with pytest.raises(UnknownAgent, match="not long"):
-        make_agent("gnubg:0ply", "long")
-    with pytest.raises(UnknownAgent, match="not short_trictrac"):
-        make_agent("gnubg", "short_trictrac")
 
 
 def test_board_mapping_sides_and_bars():
@@ -130,33 +125,29 @@ def test_xgid_sets_the_position_gnubg_evaluates():
 
 def test_gnubg_doubles_and_passes_far_ahead_in_a_race():
     pytest.importorskip("gnubg")
-    from nardy_ai.cube import stakes_variant
-    v = stakes_variant(BG, "cube")
-    agent = make_agent("gnubg:0ply", v)
+    agent = make_agent("gnubg:0ply", CUBE)
     b = _race_lead()
-    dec, eq = agent.double(b[None], [{"value": 1, "owner": "centre"}], v)
+    dec, eq = agent.double(b[None], [{"value": 1, "owner": "centre"}], CUBE)
     assert dec.tolist() == [True] and eq[0]["double_take"] > eq[0]["double_pass"] > eq[0]["no_double"]
-    take, _ = agent.take(flip(b, v)[None], [{"value": 1, "owner": "centre"}], v)
+    take, _ = agent.take(flip(b, CUBE)[None], [{"value": 1, "owner": "centre"}], CUBE)
     assert take.tolist() == [False]
     # Owning the cube at 2 changes nothing; a cube the opponent owns cannot be doubled.
-    assert agent.double(b[None], [{"value": 2, "owner": "mover", "turned": True}], v)[0].tolist() == [True]
-    assert agent.double(b[None], [{"value": 2, "owner": "opponent", "turned": True}], v)[0].tolist() == [False]
+    assert agent.double(b[None], [{"value": 2, "owner": "mover", "turned": True}], CUBE)[0].tolist() == [True]
+    assert agent.double(b[None], [{"value": 2, "owner": "opponent", "turned": True}], CUBE)[0].tolist() == [False]
 
 
 def test_gnubg_no_double_at_the_opening_and_takes_it():
     pytest.importorskip("gnubg")
-    from nardy_ai.cube import stakes_variant
-    v = stakes_variant(BG, "cube")
     for spec in ("gnubg:0ply", "gnubg:1ply"):
-        agent = make_agent(spec, v)
-        s = start_board(v)[None]
-        dec, eq = agent.double(s, [{"value": 1, "owner": "centre"}], v)
+        agent = make_agent(spec, CUBE)
+        s = start_board(CUBE)[None]
+        dec, eq = agent.double(s, [{"value": 1, "owner": "centre"}], CUBE)
         assert dec.tolist() == [False] and eq[0]["no_double"] > eq[0]["double_take"]
-        assert agent.take(s, [{"value": 1, "owner": "centre"}], v)[0].tolist() == [True]
-        assert agent.beaver(s, [{"value": 1, "owner": "centre"}], v)[0].tolist() == [True]
+        assert agent.take(s, [{"value": 1, "owner": "centre"}], CUBE)[0].tolist() == [True]
+        assert agent.beaver(s, [{"value": 1, "owner": "centre"}], CUBE)[0].tolist() == [True]
     # With BG-B and BG-J on (gnubg then says "No double, beaver"): the same answers.
     from nardy_ai.variants import with_options
-    vb = with_options(v, beaver=True, jacoby=True)
+    vb = with_options(CUBE, beaver=True, jacoby=True)
     agent = make_agent("gnubg:0ply", vb)
     s = start_board(vb)[None]
     assert agent.double(s, [{"value": 1, "owner": "centre"}], vb)[0].tolist() == [False]
@@ -168,7 +159,6 @@ def test_gnubg_no_double_at_the_opening_and_takes_it():
 
 def test_gnubg_dave_never_offers_and_always_accepts():
     pytest.importorskip("gnubg")
-    from nardy_ai.cube import stakes_variant
     v = stakes_variant(BG, "dave-geometric")
     agent = make_agent("gnubg:0ply", BG)
     b = _race_lead()[None]

@@ -5,11 +5,12 @@ import io
 import numpy as np
 import pytest
 
-from nardy_ai.agents import HumanAgent, make_agent
+from nardy_ai.agents import HumanAgent
 from nardy_ai.board import flip, start_board
 from nardy_ai.cube import stakes_variant
 from nardy_ai.errors import NardyError
 from nardy_ai.game import play_games
+from agent_helpers import CubeScript
 
 CUBE = stakes_variant("backgammon", "cube")
 
@@ -51,28 +52,15 @@ def test_dave_offer_wording_and_end_of_input():
         HumanAgent(io.StringIO(""), io.StringIO()).take(start_board(v)[None], [{"value": 1}], v)
 
 
-class _AlwaysDoubles:
-    """Random plays, doubles whenever it may."""
-
-    def __init__(self):
-        self.inner = make_agent("random", "backgammon")
-        self.name = "doubler"
-
-    def choose(self, after, variant, rng):
-        return self.inner.choose(after, variant, rng)
-
-    def double(self, boards, cubes, variant):
-        return np.ones(len(boards), bool), None
-
-
 def test_a_human_pass_ends_a_cube_game():
     """Through the game runner: whoever starts, the input answers 'n' to the human's own double
     question (if it is on roll first), plays by number, then passes the raise."""
+    doubler = CubeScript("doubler", "random", "backgammon", doubles=True)
     for seed in range(20):
         out = io.StringIO()
         human = HumanAgent(io.StringIO("n\n1\nn\n" * 3), out)
         try:
-            recs = play_games("backgammon", (_AlwaysDoubles(), human), 1, seed=seed, stakes="cube")
+            recs = play_games("backgammon", (doubler, human), 1, seed=seed, stakes="cube")
         except NardyError:
             continue
         r = recs[0]

@@ -265,6 +265,18 @@ def test_notation_describes_each_afterstate():
 
 # --- hypothesis properties of the fast generator -----------------------------------------------
 
+def _place(b: list[int], spots: list[int], sign: int, bar: int, off: int) -> None:
+    """Puts one checker of a side on each of ``spots`` (a point, 25 = bar, 0 = off): points
+    count ``sign`` (+1 mover, -1 opponent), the side's bar and off counters at ``bar``, ``off``."""
+    for s in spots:
+        if s == 25:
+            b[bar] += 1
+        elif s == 0:
+            b[off] += 1
+        else:
+            b[s - 1] += sign
+
+
 @st.composite
 def positions(draw, variant: str):
     """Any position with 15 checkers a side (no bar in long nardy), mover's view."""
@@ -272,22 +284,10 @@ def positions(draw, variant: str):
     spots = list(range(1, 25)) + ([] if long_ else [25]) + [0]   # 25 = bar, 0 = off
     b = [0] * 28
     mover = draw(st.lists(st.sampled_from(spots), min_size=15, max_size=15))
-    for s in mover:
-        if s == 25:
-            b[BAR] += 1
-        elif s == 0:
-            b[OFF] += 1
-        else:
-            b[s - 1] += 1
+    _place(b, mover, 1, BAR, OFF)
     free = [s for s in spots if s in (0, 25) or b[s - 1] == 0]
     opp = draw(st.lists(st.sampled_from(free), min_size=15, max_size=15))
-    for s in opp:
-        if s == 25:
-            b[OPP_BAR] += 1
-        elif s == 0:
-            b[OPP_OFF] += 1
-        else:
-            b[s - 1] -= 1
+    _place(b, opp, -1, OPP_BAR, OPP_OFF)
     if b[OFF] == 15 and b[OPP_OFF] == 15:
         b[0], b[OFF] = 1, 14
     return tuple(b)

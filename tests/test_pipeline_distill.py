@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -24,7 +22,8 @@ from training.distill import (DistillRun, fit_student, merge_parts, plan, rivals
                               sample_part, sample_tasks)
 from training.plan import train_plan
 
-from pipeline_helpers import VARIANT, make_teacher, nardy, recipe, same_weights, toml_text, weights
+from pipeline_helpers import (VARIANT, StopsAfter, interrupt_train, make_teacher, nardy, recipe, resume_as_printed,
+                              resume_finished, same_weights, toml_text, weights)
 
 
 @pytest.fixture(scope="module")
@@ -141,19 +140,12 @@ def test_a_run_goes_through_every_round_and_phase(finished, teacher):
     assert gate["games"] == 20 and gate["promoted"] is False
 
 
-class StopAfter(DistillRun):
+class StopAfter(StopsAfter, DistillRun):
     """Asks itself to stop (as Ctrl-C does) after the ``count``-th metrics line of ``kind``."""
 
     def __init__(self, *a, kind=None, count=1, **kw):
         super().__init__(*a, **kw)
-        self.kind, self.count, self.seen = kind, count, 0
-
-    def _log(self, kind, *a, **kw):
-        super()._log(kind, *a, **kw)
-        if kind == self.kind:
-            self.seen += 1
-            if self.seen >= self.count:
-                self.request_stop()
+        self.stop_kind, self.stop_after = kind, count
 
 
 @pytest.mark.parametrize("stop_kind,count", [("part", 1), ("part", 6), ("fit", 1)])
@@ -290,30 +282,18 @@ def test_cli_runs_stops_and_resumes_as_printed(teacher, tmp_path):
     d.pop("variant")                                  # the variant from the command line, remembered
     cfg.write_text(toml_text(d))
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "nardy_ai.cli", "train", "--config", str(cfg), "--variant",
-                             VARIANT, "--out", str(out), "--jobs", "1", "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    import signal
-    import time
-    for _ in range(600):                              # stop once the first sample part is on disk
-        if list((out / "rounds/01/sample").glob("part_*.npz")) if (out / "rounds/01/sample").exists() else []:
-            break
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=300)
-    if proc.returncode == 0:
+    parts = out / "rounds/01/sample"
+    # stopped once the first sample part is on disk
+    code, err = interrupt_train(["--config", str(cfg), "--variant", VARIANT, "--out", str(out), "--jobs", "1",
+                                 "--no-progress"], lambda: parts.exists() and any(parts.glob("part_*.npz")),
+                                polls=600)
+    if code == 0:
         pytest.skip("the run finished before the signal")   # a very fast machine
-    assert proc.returncode == 130, err
-    printed = err.split("continue with: ")[1].strip()
-    assert printed == f"nardy train --out {out} --resume"
-    p = subprocess.run([sys.executable, "-m", "nardy_ai.cli", *printed.split()[1:], "--no-progress"],
-                       capture_output=True, text=True, timeout=300)
+    assert code == 130, err
+    p = resume_as_printed(err, out)
     assert p.returncode == 0, p.stderr
     assert json.loads((out / "options.json").read_text())["jobs"] == 1
-    before = {str(f): f.stat().st_mtime_ns for f in out.rglob("*")}
-    p = nardy("train", "--out", str(out), "--resume")
-    assert p.returncode == 0 and "is finished" in p.stdout and "[[rounds]]" in p.stdout
-    assert {str(f): f.stat().st_mtime_ns for f in out.rglob("*")} == before
+    resume_finished(out, "[[rounds]]")
 
 
 def test_two_local_processes_and_ray_give_the_same_run(finished, teacher, tmp_path):

@@ -7,19 +7,11 @@ played is a one-line error that changes nothing."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from training.run_options import load_options, merge_options, resume_command, save_options
 
-from pipeline_helpers import nardy
-
-
-def snapshot(folder: Path) -> dict:
-    return {str(f): (f.stat().st_mtime_ns, f.stat().st_size) for f in folder.rglob("*")}
+from pipeline_helpers import interrupt_train, nardy, resume_as_printed, resume_finished, snapshot
 
 
 def games_played(out: Path) -> int:
@@ -63,12 +55,7 @@ def test_td_run_resumes_alone_refuses_a_lower_target_and_says_when_finished(tmp_
     assert json.loads((out / "options.json").read_text())["games"] == 60
     assert 'variant = "long"' in (out / "config.toml").read_text()
     played = games_played(out)
-    before = snapshot(out)
-    # finished: says so and how to extend it, writes nothing
-    p = nardy("train", "--out", str(out), "--resume")
-    assert p.returncode == 0, p.stderr
-    assert "is finished" in p.stdout and "--games" in p.stdout
-    assert snapshot(out) == before
+    before = resume_finished(out, "--games")          # says so and how to extend it, writes nothing
     # --games at or below what was played: a one-line error, nothing changed
     p = nardy("train", "--out", str(out), "--resume", "--games", str(played))
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and f"already played {played}" in p.stderr
@@ -84,22 +71,13 @@ def test_td_command_printed_after_ctrl_c_continues_exactly_as_printed(tmp_path):
     cfg = tmp_path / "td.toml"
     cfg.write_text(QUICK_TD)
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "nardy_ai.cli", "train", "--config", str(cfg), "--variant",
-                             "long", "--games", "400", "--out", str(out), "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for _ in range(1200):                                     # interrupt once a checkpoint is written
-        if (out / "checkpoint.pt").exists():
-            break
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=300)
-    if proc.returncode == 0:                                  # finished before the signal: nothing to test
+    # interrupted once a checkpoint is written
+    code, err = interrupt_train(["--config", str(cfg), "--variant", "long", "--games", "400", "--out", str(out),
+                                 "--no-progress"], (out / "checkpoint.pt").exists, polls=1200)
+    if code == 0:                                             # finished before the signal: nothing to test
         return
-    assert proc.returncode == 130, err
-    printed = err.split("continue with: ")[1].strip()
-    assert printed == f"nardy train --out {out} --resume"
-    p = subprocess.run([sys.executable, "-m", "nardy_ai.cli", *printed.split()[1:], "--no-progress"],
-                       capture_output=True, text=True, timeout=300)
+    assert code == 130, err
+    p = resume_as_printed(err, out)
     assert p.returncode == 0, p.stderr
     assert games_played(out) >= 400                           # the remembered --games target
 
@@ -114,11 +92,7 @@ def test_search_targets_resume_alone_and_finished(tmp_path):
     out = tmp_path / "run"
     p = nardy("train", "--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-progress")
     assert p.returncode == 0, p.stderr
-    before = snapshot(out)
-    p = nardy("train", "--out", str(out), "--resume")
-    assert p.returncode == 0, p.stderr
-    assert "is finished" in p.stdout and "method.generations" in p.stdout
-    assert snapshot(out) == before
+    resume_finished(out, "method.generations")
     p = nardy("train", "--out", str(out), "--resume", "--games", "5")
     assert p.returncode == 2 and "--games is for TD training" in p.stderr
 

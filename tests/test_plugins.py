@@ -55,12 +55,16 @@ def test_plugin_prefix_builds_its_agent(installed_plugin):
     assert {"lastplay", "notafactory", "missing"} <= set(plugin_agents())
     agent = make_agent("lastplay:x", "backgammon")
     assert agent.name == "lastplay:x"
-    with pytest.raises(UnknownAgent, match="not a factory"):
-        make_agent("notafactory", "backgammon")
-    with pytest.raises(UnknownAgent, match="'missing'.*failed to load: ModuleNotFoundError"):
-        make_agent("missing", "backgammon")
-    with pytest.raises(UnknownAgent, match="known: .*lastplay"):
-        make_agent("nosuchbot", "backgammon")
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("notafactory", "not a factory"),
+    ("missing", "'missing'.*failed to load: ModuleNotFoundError"),
+    ("nosuchbot", "known: .*lastplay"),
+])
+def test_a_broken_or_unknown_plugin_is_refused(installed_plugin, spec, message):
+    with pytest.raises(UnknownAgent, match=message):
+        make_agent(spec, "backgammon")
 
 
 def test_plugin_agent_plays_a_tournament_in_spawned_workers(installed_plugin, tmp_path):

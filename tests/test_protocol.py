@@ -13,7 +13,7 @@ import pytest
 from nardy_ai.agents import ExternalAgent, HumanAgent, RandomAgent, make_agent
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.board import board_from_json, board_to_json, start_board
-from nardy_ai.errors import EngineError, IllegalPlay, NardyError, UnknownAgent
+from nardy_ai.errors import EngineError, IllegalPlay, NardyError
 from nardy_ai.game import play_games, replay
 from nardy_ai.model import NeuralEvaluator
 from nardy_ai.movegen import generate
@@ -139,16 +139,14 @@ def test_ext_agent_chooses_for_explicit_positions_and_skips_forced_ones():
     assert after.notation(rows) == ["8/5 6/5", "", "13/7 8/7"]
 
 
-def test_ext_spec_strips_quotes_and_refuses_missing_programs():
+def test_ext_spec_strips_quotes():
+    """The command after ``ext:`` is run with its quotes removed; the spec's refusals (a missing
+    program, no command) are checked in tests/test_agents.py."""
     cmd = " ".join(SERVE + ["--agent", "random"])
     for spec in (f'ext:"{cmd}"', f"ext:{cmd}"):
         agent = make_agent(spec, "backgammon")
         assert isinstance(agent, ExternalAgent) and agent.argv == SERVE + ["--agent", "random"]
         assert agent.name == spec
-    with pytest.raises(UnknownAgent, match="no-such-engine"):
-        make_agent("ext:no-such-engine --fast", "backgammon")
-    with pytest.raises(UnknownAgent, match="needs a command"):
-        make_agent("ext:", "backgammon")
 
 
 FAKE_ENGINE = textwrap.dedent("""

@@ -16,6 +16,7 @@ from nardy_ai.model import load_checkpoint
 from training import distributed
 from training.config import config_from_dict
 from training.td import Trainer
+from pipeline_helpers import toml_text
 
 
 def config(**over):
@@ -105,9 +106,10 @@ def test_actors_play_with_the_learners_weights(tmp_path, ray_instance):
 
 
 def test_train_cli_on_ray_and_its_errors(tmp_path, ray_instance, capsys, monkeypatch):
+    recipe = {"variant": "long", "seed": 2, "selfplay": {"parallel_games": 32, "total_games": 64},
+              "run": {"eval_every": 0, "checkpoint_every": 64, "log_every": 32}, "ray": {"actors": 1}}
     cfg = tmp_path / "c.toml"
-    cfg.write_text('variant = "long"\nseed = 2\n[selfplay]\nparallel_games = 32\ntotal_games = 64\n'
-                   '[run]\neval_every = 0\ncheckpoint_every = 64\nlog_every = 32\n[ray]\nactors = 1\n')
+    cfg.write_text(toml_text(recipe))
     out = tmp_path / "run"
     assert main(["train", "--config", str(cfg), "--out", str(out), "--backend", "ray", "--no-progress"]) == 0
     assert load_checkpoint(str(out / "checkpoint.pt"))["games"] >= 64
@@ -115,7 +117,7 @@ def test_train_cli_on_ray_and_its_errors(tmp_path, ray_instance, capsys, monkeyp
     assert main(["train", "--config", str(cfg), "--out", str(tmp_path / "x"), "--actors", "2"]) == 2
     assert "--actors is for --backend ray" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
-    bad.write_text(cfg.read_text().replace("actors = 1", "actor = 1"))
+    bad.write_text(toml_text({**recipe, "ray": {"actor": 1}}))
     assert main(["train", "--config", str(bad), "--out", str(tmp_path / "y"), "--backend", "ray"]) == 2
     assert "ray.actor: unknown key" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "ray", None)
@@ -130,9 +132,10 @@ def test_sigterm_stops_a_ray_run_with_a_checkpoint(tmp_path, ray_instance):
     import signal
     import subprocess
     import time
+    recipe = {"variant": "backgammon", "seed": 3, "selfplay": {"parallel_games": 64, "total_games": 10 ** 6},
+              "run": {"eval_every": 0, "checkpoint_every": 10 ** 6, "log_every": 64}, "ray": {"actors": 1}}
     cfg = tmp_path / "c.toml"
-    cfg.write_text('variant = "backgammon"\nseed = 3\n[selfplay]\nparallel_games = 64\ntotal_games = 1000000\n'
-                   '[run]\neval_every = 0\ncheckpoint_every = 1000000\nlog_every = 64\n[ray]\nactors = 1\n')
+    cfg.write_text(toml_text(recipe))
     out = tmp_path / "run"
     address = ray_instance.get_runtime_context().gcs_address       # join the test's instance
     cmd = [sys.executable, "-m", "nardy_ai", "train", "--config", str(cfg), "--out", str(out),

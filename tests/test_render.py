@@ -38,11 +38,15 @@ def glyph_cells(text, glyph):
     return sum(line.count(glyph) for line in board_part(text))
 
 
+def start_text(variant, **kw):
+    """The text picture of ``variant``'s start position (``kw``: dice, cube, ... as text_board)."""
+    return text_board(start_board(variant), variant, **kw)
+
+
 # --- text ----------------------------------------------------------------------------------
 
 def test_text_start_backgammon():
-    b = start_board("backgammon")
-    t = text_board(b, "backgammon")
+    t = start_text("backgammon")
     lines = t.splitlines()
     assert lines[0].startswith(" +13-14-15-16-17-18------19-20-21-22-23-24-+")
     assert lines[12].startswith(" +12-11-10--9--8--7-------6--5--4--3--2--1-+")
@@ -55,7 +59,7 @@ def test_text_start_backgammon():
 
 
 def test_text_start_rows_follow_points():
-    t = text_board(start_board("backgammon"), "backgammon")
+    t = start_text("backgammon")
     top, bottom = board_part(t)[1], board_part(t)[11]
     # Column of point p in the top row (13..24) and the bottom row (12..1).
     col = {p: 3 + 3 * (p - 13) + (5 if p >= 19 else 0) for p in range(13, 25)}
@@ -68,8 +72,7 @@ def test_text_start_rows_follow_points():
 
 
 def test_text_start_long():
-    b = start_board("long")
-    t = text_board(b, "long")
+    t = start_text("long")
     lines = t.splitlines()
     assert "BAR" not in t
     # 15 on each head: four checkers and the count.
@@ -128,9 +131,9 @@ def test_text_rejects_bad_input():
     with pytest.raises(InvalidPosition):
         text_board(b, "backgammon")
     with pytest.raises(InvalidDice):
-        text_board(start_board("backgammon"), "backgammon", dice=(0, 3))
+        start_text("backgammon", dice=(0, 3))
     with pytest.raises(InvalidPosition, match="cube.owner"):
-        text_board(start_board("backgammon"), "backgammon", cube={"value": 2, "owner": "X"})
+        start_text("backgammon", cube={"value": 2, "owner": "X"})
 
 
 # --- SVG -----------------------------------------------------------------------------------

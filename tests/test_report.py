@@ -76,6 +76,14 @@ def _training_folder(folder, cpu: bool):
     return folder
 
 
+def training_page(folder, plots: str) -> str:
+    """The report page of the training run in ``folder``, checked to hold its six figures: TD
+    loss by games and by hours, fit losses, gates, strength by games and by hours."""
+    page = write_report(folder, plots=plots).read_text()
+    assert len(_figures(page)) == 6
+    return page
+
+
 @pytest.fixture
 def training(tmp_path):
     """A training run folder of a run logged before the CPU time was (wall clock only)."""
@@ -107,9 +115,7 @@ def test_tournament_page(tournament, tmp_path, plots):
 
 @pytest.mark.parametrize("plots", PLOTS)
 def test_training_page_of_a_run_without_cpu_time_uses_the_wall_clock(training, plots):
-    page = write_report(training, plots=plots).read_text()
-    # TD loss by games and by hours, fit losses, gates, strength by games and by hours
-    assert len(_figures(page)) == 6
+    page = training_page(training, plots)
     assert "vs_pubeval" in page and "promoted" in page
     assert "hours since the run started (wall clock: this run records no CPU time)" in page
     assert "CPU-hours" not in page
@@ -119,8 +125,7 @@ def test_training_page_of_a_run_without_cpu_time_uses_the_wall_clock(training, p
 
 @pytest.mark.parametrize("plots", PLOTS)
 def test_training_page_plots_against_cpu_hours(training_cpu, plots):
-    page = write_report(training_cpu, plots=plots).read_text()
-    assert len(_figures(page)) == 6
+    page = training_page(training_cpu, plots)
     assert page.count(">CPU-hours<") == 3                   # the axis of TD loss, fit losses, strength
     assert "wall clock" not in page
     if plots == "builtin":       # the last strength check is line 11: 11 x 1800 s = 5.5 CPU-hours

@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pytest
 
-from nardy_ai.agents.base import Agent
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.backends import LocalProcesses, make_backend
 from nardy_ai.bench.positions import random_positions
@@ -16,23 +15,16 @@ from nardy_ai.bench.speed import bench_rollout
 from nardy_ai.board import flip, start_board
 from nardy_ai.cli import main
 from nardy_ai.errors import InvalidDice, InvalidPosition, UnknownAgent
-from nardy_ai.model import NeuralEvaluator, flip_outcomes, n_outputs, save_checkpoint
+from nardy_ai.model import NeuralEvaluator, flip_outcomes, n_outputs
 from nardy_ai.driver import stratified_rolls
 from nardy_ai.rollout import RolloutError, outcome_names, rollout
 from nardy_ai.search import search_values
 from nardy_ai.variants import get_variant
+from agent_helpers import FirstPlay, tiny_net
 from movegen_helpers import hand_board
 
 BG = get_variant("backgammon")
 LONG = get_variant("long")
-
-
-class FirstPlay(Agent):
-    """Always the first legal afterstate: deterministic, no random draws."""
-    name = "first"
-
-    def choose(self, after, variant, rng):
-        return after.offsets[:-1].copy()
 
 
 def same(a, b):
@@ -245,9 +237,8 @@ def test_cli_prints_probabilities(capsys):
 
 
 def test_bench_rollout_times_full_and_truncated_games(tmp_path):
-    net = NeuralEvaluator.create(BG, hidden=(8,), seed=1, device="cpu")
     path = tmp_path / "net.pt"
-    save_checkpoint(path, {"evaluator": net.state()})
+    tiny_net(path, BG, seed=1)
     r = bench_rollout(BG, [f"td:{path}", "heuristic"], seconds=0.01, games=36, truncate=3)
     modes = [(a["agent"].split(":")[0], a["truncate"]) for a in r["rows"]]
     assert modes == [("td", None), ("td", 3), ("heuristic", None)]

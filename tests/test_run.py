@@ -17,8 +17,10 @@ from nardy_ai.errors import NardyError
 from training.config import config_from_dict
 from training.run import StagedRun, cli_train
 
+from pipeline_helpers import StopsAfter
 
-class Toy(StagedRun):
+
+class Toy(StopsAfter, StagedRun):
     """Two rounds of sample (``samples.npz`` of 5 rows), label (3 chunks of 2 rows, a ``part``
     metrics line each), fit (``candidate.pt``) and gate (a history entry).  ``stop_after``:
     ask for a stop after that many metrics lines of kind ``stop_kind``."""
@@ -66,13 +68,6 @@ class Toy(StagedRun):
 
     def finished_message(self):
         return f"{self.run_dir} is finished"
-
-    def _log(self, kind, *a, **kw):
-        super()._log(kind, *a, **kw)
-        if kind == self.stop_kind:
-            self.seen += 1
-            if self.seen >= self.stop_after:
-                self.request_stop()
 
     def steps(self):
         return {"sample": self.sample, "label": self.label, "fit": self.fit, "gate": self.gate}

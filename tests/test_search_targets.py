@@ -24,6 +24,8 @@ from training.search_targets import (SearchTargetsRun, class_quotas, evaluator_p
                                      gate_match, initial_evaluator, label_afterstates, label_chunk,
                                      label_tasks, most_disagreeing, read_npz,
                                      decision_candidates)
+from cli_helpers import main_error
+from pipeline_helpers import toml_text
 
 ROOT = Path(__file__).resolve().parent.parent
 TD80 = str(ROOT / "checkpoints/backgammon/td80_anneal/checkpoint.pt")
@@ -274,17 +276,24 @@ def test_rollout_labels_agree_with_search(reference):
     assert np.allclose(rollout_labels(1), one_ply, atol=1e-5)
 
 
-def test_oversampled_sample_keeps_the_quotas(tmp_path):
-    """sample.oversample = 2: twice the afterstates drawn, the quotas kept (the most
-    disagreeing half of each class, :func:`most_disagreeing`)."""
+def first_sample_keeping_the_quotas(tmp_path, sample: dict) -> dict:
+    """The first generation's sample of a tiny run with these ``[sample]`` settings (stopped once
+    it is drawn), checked to hold the run's quotas (150 contact, 60 crashed, 90 race), distinct."""
     run = tmp_path / "run"
-    st = StopAt(tiny(sample={"oversample": 2.0}), str(run), log=True, print_fn=lambda s: None,
+    st = StopAt(tiny(sample=sample), str(run), log=True, print_fn=lambda s: None,
                 when=lambda kind, n: kind == "sample")
     assert st.run(progress=False)["phase"] == "label"
     z = read_npz(str(run / "generations/001/samples.npz"))
     names = class_names("backgammon")
     assert [int(np.sum(z["classes"] == names.index(c))) for c in ("contact", "crashed", "race")] == [150, 60, 90]
     assert len(np.unique(z["boards"], axis=0)) == 300
+    return z
+
+
+def test_oversampled_sample_keeps_the_quotas(tmp_path):
+    """sample.oversample = 2: twice the afterstates drawn, the quotas kept (the most
+    disagreeing half of each class, :func:`most_disagreeing`)."""
+    first_sample_keeping_the_quotas(tmp_path, {"oversample": 2.0})
 
 
 def test_decision_candidates_are_the_close_plays_of_real_decisions():
@@ -324,14 +333,7 @@ def test_decision_candidates_are_the_close_plays_of_real_decisions():
 def test_sample_with_candidates_keeps_the_quotas(tmp_path):
     """sample.candidates = 3 in a run: the sample holds the quotas, distinct, and logs how many
     decisions gave them."""
-    run = tmp_path / "run"
-    st = StopAt(tiny(sample={"candidates": 3, "candidate_threshold": 0.2}), str(run), log=True,
-                print_fn=lambda s: None, when=lambda kind, n: kind == "sample")
-    assert st.run(progress=False)["phase"] == "label"
-    z = read_npz(str(run / "generations/001/samples.npz"))
-    names = class_names("backgammon")
-    assert [int(np.sum(z["classes"] == names.index(c))) for c in ("contact", "crashed", "race")] == [150, 60, 90]
-    assert len(np.unique(z["boards"], axis=0)) == 300
+    z = first_sample_keeping_the_quotas(tmp_path, {"candidates": 3, "candidate_threshold": 0.2})
     settings = json.loads(str(z["settings"]))
     assert settings["decision_candidates"] == 3 and 0 < settings["decisions"] < 300
 
@@ -386,15 +388,21 @@ def test_gate_duplicate_dice_and_decision(tmp_path):
     assert state["current_generation"] == 0 and state["history"][0]["promoted"] is False
 
 
+def net_and_its_own_labels():
+    """The TD-80 backgammon net on the CPU, 400 random afterstates encoded for it, its own
+    probabilities of them (labels it already fits best) and a copy of its starting weights."""
+    from nardy_ai.bench.positions import random_afterstates
+    ev = load_evaluator(TD80, "backgammon", "cpu")
+    boards = random_afterstates("backgammon", 400, seed=2)
+    start = {k: w.clone() for k, w in ev.net.state_dict().items()}
+    return ev, ev.encoder(boards), ev.probabilities(boards), start
+
+
 def test_fit_keeps_the_best_epoch_and_a_stopped_fit_changes_nothing():
     """Labels equal to the net's own outputs are already at the cross-entropy's minimum: no
     epoch beats the start, so the early stop keeps the starting weights (best epoch 0).  A
     fit stopped part-way also leaves the net as it was."""
-    from nardy_ai.bench.positions import random_afterstates
-    ev = load_evaluator(TD80, "backgammon", "cpu")
-    boards = random_afterstates("backgammon", 400, seed=2)
-    x, y = ev.encoder(boards), ev.probabilities(boards)
-    start = {k: w.clone() for k, w in ev.net.state_dict().items()}
+    ev, x, y, start = net_and_its_own_labels()
     res = fit_net(ev, x, y, tiny().fit, seed=1)
     assert res["best_epoch"] == 0 and res["epochs"] == tiny().fit.patience
     assert all(torch.equal(w, start[k]) for k, w in ev.net.state_dict().items())
@@ -408,11 +416,7 @@ def test_lr_halvings_continue_from_the_best_weights():
     weights with half the learning rate instead of stopping it.  Same seed, same steps: the
     fit runs the plain fit's epochs first, then goes on, and ends no worse than it."""
     from dataclasses import replace
-    from nardy_ai.bench.positions import random_afterstates
-    ev = load_evaluator(TD80, "backgammon", "cpu")
-    boards = random_afterstates("backgammon", 400, seed=2)
-    x, y = ev.encoder(boards), ev.probabilities(boards)
-    start = {k: w.clone() for k, w in ev.net.state_dict().items()}
+    ev, x, y, start = net_and_its_own_labels()
     target = np.clip(y + 0.2 * (np.random.default_rng(3).random(y.shape) - 0.5), 0, 1).astype(np.float32)
     plain = replace(tiny().fit, max_epochs=40, learning_rate=0.03)
     base = fit_net(ev, x, target, plain, seed=1)
@@ -464,17 +468,14 @@ def test_quota_on_the_database_class_is_refused(tmp_path):
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
-    from nardy_ai.cli import main
     bad = tmp_path / "bad.toml"
-    bad.write_text('variant = "backgammon"\n[method]\nkind = "search_targets"\n[fit]\npatience = 0\n')
+    bad.write_text(toml_text({"variant": "backgammon", "method": {"kind": "search_targets"}, "fit": {"patience": 0}}))
     td = tmp_path / "td.toml"
-    td.write_text('variant = "backgammon"\n')
+    td.write_text(toml_text({"variant": "backgammon"}))
     for args, message in ((["--config", str(bad)], "fit.patience"),
                           (["--config", str(td), "--jobs", "2"], "--jobs is for"),
-                          (["--config", str(bad).replace("bad", "none")], "cannot read config")):
-        assert main(["train", *args, "--out", str(tmp_path / "o")]) == 2
-        err = capsys.readouterr().err
-        assert err.startswith("nardy: error:") and message in err and len(err.splitlines()) == 1
+                          (["--config", str(tmp_path / "none.toml")], "cannot read config")):
+        main_error(capsys, ["train", *args, "--out", str(tmp_path / "o")], message)
     assert not (tmp_path / "o").exists()
 
 

@@ -4,7 +4,6 @@ and the `nardy tournament` command."""
 import csv
 import json
 import math
-import os
 import re
 import shutil
 import subprocess
@@ -15,23 +14,16 @@ import pytest
 
 from nardy_ai import tournament as tm
 from nardy_ai.agents import AGENTS
-from nardy_ai.agents.base import Agent
 from nardy_ai.cli import main
 from nardy_ai.game import replay
 from nardy_ai.matfile import read_mat
-
-
-class FirstAgent(Agent):
-    """Plays the first afterstate the generator lists: a third, deterministic agent."""
-    name = "first"
-
-    def choose(self, after, variant, rng):
-        return after.offsets[:-1].copy()
+from agent_helpers import FirstPlay
+from cli_helpers import main_error
 
 
 @pytest.fixture
 def first_agent(monkeypatch):
-    monkeypatch.setitem(AGENTS, "first", lambda arg, variant: FirstAgent())
+    monkeypatch.setitem(AGENTS, "first", lambda arg, variant: FirstPlay())   # a third, deterministic agent
 
 
 def run(tmp_path, name, *, agents=("heuristic", "random"), games=8, chunk=2, seed=5, variant="backgammon",
@@ -206,33 +198,25 @@ def test_default_agents_are_the_registry_champion_references_and_baselines(monke
     assert "gnubg:0ply" not in tm.default_agents("long")
 
 
-def one_line_error(capsys, argv, *words):
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("nardy: error: "), err
-    for w in words:
-        assert w in err[0], (w, err[0])
-
-
 def test_errors_name_the_problem(tmp_path, capsys):
     out = str(tmp_path / "t")
     base = ["tournament", "--variant", "backgammon", "--games", "2", "--no-progress"]
-    one_line_error(capsys, base + ["--agents", "heuristic", "nobody", "--out", out], "unknown agent 'nobody'")
+    main_error(capsys, base + ["--agents", "heuristic", "nobody", "--out", out], "unknown agent 'nobody'")
     assert not (tmp_path / "t").exists()
-    one_line_error(capsys, ["tournament", "--variant", "backgamon", "--agents", "heuristic", "random"],
-                   "unknown variant 'backgamon'")
-    one_line_error(capsys, base + ["--agents", "random", "random"], "listed twice")
-    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--resume"], "--resume needs --out")
-    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume"], "holds no tournament")
+    main_error(capsys, ["tournament", "--variant", "backgamon", "--agents", "heuristic", "random"],
+               "unknown variant 'backgamon'")
+    main_error(capsys, base + ["--agents", "random", "random"], "listed twice")
+    main_error(capsys, base + ["--agents", "heuristic", "random", "--resume"], "--resume needs --out")
+    main_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume"], "holds no tournament")
     assert main(base + ["--agents", "heuristic", "random", "--out", out]) == 0
     capsys.readouterr()
-    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--out", out], "already holds a tournament")
-    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume", "--seed", "9"],
-                   "--seed 0, not 9")
-    one_line_error(capsys, base + ["--agents", "random", "heuristic", "--out", out, "--resume"],
-                   "--agents heuristic random, not random heuristic")
-    one_line_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume", "--variant", "long"],
-                   "--variant backgammon, not long")
+    main_error(capsys, base + ["--agents", "heuristic", "random", "--out", out], "already holds a tournament")
+    main_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume", "--seed", "9"],
+               "--seed 0, not 9")
+    main_error(capsys, base + ["--agents", "random", "heuristic", "--out", out, "--resume"],
+               "--agents heuristic random, not random heuristic")
+    main_error(capsys, base + ["--agents", "heuristic", "random", "--out", out, "--resume", "--variant", "long"],
+               "--variant backgammon, not long")
     assert main(["tournament", "--variant", "backgammon", "--out", out, "--resume", "--no-progress"]) == 0
 
 
@@ -355,13 +339,13 @@ def test_mat_files_are_written_on_request_and_resume_keeps_the_choice(tmp_path, 
     shutil.rmtree(tmp_path / "mat" / tm.MATCH_DIR)
     assert main(["tournament", "--variant", "backgammon", "--out", mat, "--resume", "--no-progress"]) == 0
     assert (tmp_path / "mat" / tm.MATCH_DIR / "01-heuristic-vs-random.mat").exists()
-    one_line_error(capsys, ["tournament", "--variant", "backgammon", "--out", plain, "--resume", "--mat"],
-                   "started without --mat")
+    main_error(capsys, ["tournament", "--variant", "backgammon", "--out", plain, "--resume", "--mat"],
+               "started without --mat")
     assert not (tmp_path / "plain" / tm.MATCH_DIR).exists()
 
 
 def test_the_progress_bar_names_the_leader_by_its_table_name(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(AGENTS, "fake", lambda arg, variant: FirstAgent())
+    monkeypatch.setitem(AGENTS, "fake", lambda arg, variant: FirstPlay())
     specs = ("fake:runs/backgammon/td80/checkpoint.pt", "fake:runs/long/td80/checkpoint.pt", "heuristic")
     cfg = tm.TournamentConfig("backgammon", specs, 2, 0, False, 1)
     tm.run_tournament(cfg, tmp_path / "t", progress=True, log=lambda _: None)

@@ -15,6 +15,8 @@ from nardy_ai.game import play_games, play_match, summarize
 from nardy_ai.model import NeuralEvaluator, flip_outcomes, outcome_targets
 from training.config import ConfigError, config_from_dict
 from training.td import FinishedGame, Trainer, lambda_returns
+from pipeline_helpers import toml_text
+from td_helpers import trained_weights
 
 
 def small_config(variant, **over):
@@ -91,16 +93,11 @@ def test_checkpoint_resume_and_refusal(tmp_path):
 
 def test_runs_are_reproducible_from_config_and_seed(tmp_path):
     """Same config and seed: the same games and the same weights."""
-    nets = []
-    for name in ("a", "b"):
-        t = Trainer(small_config("long", selfplay={"parallel_games": 32}), str(tmp_path / name), log=False)
-        t.run(total_games=64, progress=False)
-        nets.append(t.ev.net.state_dict())
-    assert all(torch.equal(nets[0][k], nets[1][k]) for k in nets[0])
-    other = Trainer(config_from_dict(dict(small_config("long").to_dict(), seed=6)),
-                    str(tmp_path / "c"), log=False)
-    other.run(total_games=64, progress=False)
-    assert not all(torch.equal(nets[0][k], other.ev.net.state_dict()[k]) for k in nets[0])
+    cfg = small_config("long", selfplay={"parallel_games": 32})
+    a, b = (trained_weights(cfg, tmp_path / name) for name in ("a", "b"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    other = trained_weights(config_from_dict(dict(small_config("long").to_dict(), seed=6)), tmp_path / "c")
+    assert not all(torch.equal(a[k], other[k]) for k in a)
 
 
 def test_model_card_reports_strength_with_intervals(tmp_path):
@@ -138,8 +135,8 @@ def test_training_beats_random_and_the_untrained_net(tmp_path, variant, games):
 
 def test_nardy_train_cli_runs_resumes_and_refuses_bad_config(tmp_path):
     cfg = tmp_path / "quick.toml"
-    cfg.write_text('variant = "long"\nseed = 2\n[selfplay]\nparallel_games = 64\ntotal_games = 100\n'
-                   '[run]\ncheckpoint_every = 50\neval_every = 100\neval_games = 20\n')
+    cfg.write_text(toml_text({"variant": "long", "seed": 2, "selfplay": {"parallel_games": 64, "total_games": 100},
+                              "run": {"checkpoint_every": 50, "eval_every": 100, "eval_games": 20}}))
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "nardy_ai.cli", "train", "--config", str(cfg), "--out", str(out),
            "--no-progress"]
@@ -151,7 +148,7 @@ def test_nardy_train_cli_runs_resumes_and_refuses_bad_config(tmp_path):
     p = subprocess.run(cmd + ["--resume", "--games", "150"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     bad = tmp_path / "bad.toml"
-    bad.write_text('variant = "long"\n[td]\nlamda = 0.5\n')
+    bad.write_text(toml_text({"variant": "long", "td": {"lamda": 0.5}}))
     p = subprocess.run(cmd[:5] + [str(bad)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "td.lamda" in p.stderr and "Traceback" not in p.stderr
     p = subprocess.run(cmd + ["--variant", "backgammon"], capture_output=True, text=True, timeout=60)

@@ -37,6 +37,7 @@ import tomllib
 from dataclasses import asdict, dataclass, field, fields
 
 from nardy_ai.errors import NardyError
+from nardy_ai.files import read_at_most
 
 
 class ConfigError(NardyError):
@@ -240,6 +241,8 @@ _SECTION_LISTS = {"rounds": RoundConfig}
 #: Sub-sections of a round (``[rounds.sample]`` ...).
 _ROUND_SECTIONS = {"sample": RoundSampleConfig, "label": RoundLabelConfig, "fit": RoundFitConfig,
                    "gate": GateConfig}
+#: The keys of a schema whose value is a ``[section]`` of another schema.
+_SECTIONS_OF = {TrainConfig: _SECTIONS, RoundConfig: _ROUND_SECTIONS}
 
 
 def _key(f) -> str:
@@ -258,60 +261,58 @@ MAX_LOCKSTEP = 65536
 MAX_CONFIG_BYTES = 2 ** 20
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+#: The rules of each value type of the schema, in order: (what a value must be, its test);
+#: the first rule a value breaks is the error (``td.epochs: must be an integer, got 'x'``).
+_TYPE_RULES = {
+    "int": (("an integer", _is_int), ("an integer from 0 to 2**53", lambda v: 0 <= v <= MAX_INT)),
+    "float": (("a number", _is_number), ("a finite number", math.isfinite)),
+    "str": (("a string", lambda v: isinstance(v, str)),),
+    "bool": (("true or false", lambda v: isinstance(v, bool)),),
+    "list[int]": (("a list of integers", lambda v: isinstance(v, list) and all(map(_is_int, v))),
+                  ("a list of integers from 0 to 2**53", lambda v: all(0 <= x <= MAX_INT for x in v))),
+    "list[str]": (("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),),
+}
+
+
 def _check(value, annotation: str, where: str):
-    if annotation == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: must be an integer, got {value!r}")
-        if not 0 <= value <= MAX_INT:
-            raise ConfigError(f"{where}: must be an integer from 0 to 2**53, got {value}")
-    elif annotation == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: must be a number, got {value!r}")
-        if not math.isfinite(value):
-            raise ConfigError(f"{where}: must be a finite number, got {value!r}")
-        value = float(value)
-    elif annotation == "str":
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: must be a string, got {value!r}")
-    elif annotation == "bool":
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: must be true or false, got {value!r}")
-    elif annotation == "list[int]":
-        if not isinstance(value, list) or any(isinstance(x, bool) or not isinstance(x, int) for x in value):
-            raise ConfigError(f"{where}: must be a list of integers, got {value!r}")
-        if any(not 0 <= x <= MAX_INT for x in value):
-            raise ConfigError(f"{where}: must be a list of integers from 0 to 2**53, got {value!r}")
-    elif annotation == "list[str]":
-        if not isinstance(value, list) or any(not isinstance(x, str) for x in value):
-            raise ConfigError(f"{where}: must be a list of strings, got {value!r}")
-    elif annotation == "dict[str, float]":
+    """``value`` of the key ``where`` checked against its type ``annotation`` (a
+    :class:`ConfigError` naming the key and the first rule it breaks); numbers as floats."""
+    if annotation == "dict[str, float]":
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: must be a table of numbers, e.g. {{contact = 0.6, race = 0.4}}")
-        value = {k: _check(x, "float", f"{where}.{k}") for k, x in value.items()}
-    return value
+        return {k: _check(x, "float", f"{where}.{k}") for k, x in value.items()}
+    for what, ok in _TYPE_RULES.get(annotation, ()):
+        if not ok(value):
+            raise ConfigError(f"{where}: must be {what}, got {value!r}")
+    return float(value) if annotation == "float" else value
 
 
 def _fill(cls, data: dict, prefix: str):
     known = {_key(f): f for f in fields(cls)}
+    sections = _SECTIONS_OF.get(cls, {})
     values = {}
     for key, value in data.items():
         where = f"{prefix}{key}"
         if key not in known:
             raise ConfigError(f"{where}: unknown key (known: {', '.join(known)})")
         f = known[key]
-        if cls is RoundConfig and f.name in _ROUND_SECTIONS:
+        if f.name in sections:
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: must be a [section]")
-            values[f.name] = _fill(_ROUND_SECTIONS[f.name], value, f"{where}.")
+            values[f.name] = _fill(sections[f.name], value, f"{where}.")
         elif f.name in _SECTION_LISTS:
             if not isinstance(value, list) or any(not isinstance(v, dict) for v in value):
                 raise ConfigError(f"{where}: must be [[{where}]] tables")
             values[f.name] = [_fill(_SECTION_LISTS[f.name], sub, f"{where}[{i + 1}].")
                               for i, sub in enumerate(value)]
-        elif f.name in _SECTIONS:
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}: must be a [section]")
-            values[f.name] = _fill(_SECTIONS[f.name], value, f"{where}.")
         elif f.name in _SECTION_MAPS:
             if not isinstance(value, dict) or any(not isinstance(v, dict) for v in value.values()):
                 raise ConfigError(f"{where}: must be [{where}.<name>] sections")
@@ -495,23 +496,25 @@ def _validate_search_targets(cfg: TrainConfig) -> None:
         check_quotas(cfg, cfg.variant)
 
 
+def _check_class_keys(cfg: TrainConfig, variant, key: str, keys) -> None:
+    """Refuse the first of ``keys`` (the names under the config key ``key``) that is not a
+    position class of ``variant``'s family, naming ``key.<name>``."""
+    names = _family_classes(variant)
+    for name in keys:
+        if name not in names:
+            raise ConfigError(f"{key}.{name}: not a position class of {cfg.variant or variant} "
+                              f"(classes: {', '.join(names)})")
+
+
 def check_quotas(cfg: TrainConfig, variant) -> None:
     """Refuse ``sample.quotas`` keys that are not position classes of ``variant``'s family."""
-    names = _family_classes(variant)
-    for name in cfg.sample.quotas:
-        if name not in names:
-            raise ConfigError(f"sample.quotas.{name}: not a position class of {cfg.variant or variant} "
-                              f"(classes: {', '.join(names)})")
+    _check_class_keys(cfg, variant, "sample.quotas", cfg.sample.quotas)
 
 
 def check_classes(cfg: TrainConfig, variant) -> None:
     """Refuse ``[model.classes.<name>]`` sections that are not classes of ``variant``'s family
     (the variant may come from the command line, so the trainer calls this too)."""
-    names = _family_classes(variant)
-    for name in cfg.model.classes:
-        if name not in names:
-            raise ConfigError(f"model.classes.{name}: not a position class of {cfg.variant or variant} "
-                              f"(classes: {', '.join(names)})")
+    _check_class_keys(cfg, variant, "model.classes", cfg.model.classes)
 
 
 def config_from_dict(data: dict) -> TrainConfig:
@@ -523,13 +526,8 @@ def config_from_dict(data: dict) -> TrainConfig:
 
 def load_config(path: str) -> tuple[TrainConfig, str]:
     """Read and validate a TOML config file.  Returns the config and the file's text."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as e:
-        raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config {path} is longer than {MAX_CONFIG_BYTES} bytes: not a training config")
+    raw = read_at_most(path, MAX_CONFIG_BYTES, f"config {path}",
+                       f"is longer than {MAX_CONFIG_BYTES} bytes: not a training config", ConfigError)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

@@ -63,28 +63,28 @@ gone (all phases are seeded, so it draws and labels the same rows).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
 
 from nardy_ai.errors import NardyError
 from nardy_ai.files import write_atomic
-from nardy_ai.model import NeuralEvaluator, load_checkpoint, n_outputs, save_checkpoint
+from nardy_ai.model import NeuralEvaluator, load_checkpoint, save_checkpoint
 from nardy_ai.evaluator import evaluator_from_state, load_evaluator
 from nardy_ai.netset import as_netset
 from nardy_ai.variants import Variant
 
-from .config import ConfigError, TrainConfig, config_from_dict
-from .run import STATE_FORMAT, StagedRun, write_json
-from .search_targets import (SearchTargetsError, class_quotas, evaluate_against_opponents, decision_candidates, derive_seed,
-                             distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net,
-                             fitted_classes, gate_match, initial_evaluator, label_chunk, label_tasks,
-                             one_torch_thread, read_npz, sample_afterstates, write_npz)
+from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
+from .run import STATE_FORMAT
+from .search_targets import (LabellingRun, class_counts, class_quotas, decision_candidates, derive_seed, distinct_boards,
+                             evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes, gate_match,
+                             initial_evaluator, one_torch_thread, read_npz, sample_afterstates, write_npz)
 
 #: Version of the part, samples and chunk files of a distillation run.
 FORMAT = 1
@@ -98,16 +98,36 @@ class DistillError(NardyError):
     """A distillation run that cannot go on: a damaged run folder, another run's files."""
 
 
-# --- sample --------------------------------------------------------------------------------
+# --- the tasks of the sample and rivals phases ----------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class SampleTask:
-    """One self-play task: ``quotas`` distinct afterstates per class of the teacher's self-play
-    (``index``: the part's number, ``seed`` its dice and exploration)."""
+class PartTask:
+    """A backend task of a phase (:attr:`PHASE`) that makes one part file: part ``index``, with
+    the teacher's checkpoint (sha256, bytes)."""
 
     index: int
     variant: Variant
     checkpoint: tuple[str, bytes]
+
+    PHASE = ""
+
+    def label(self) -> str:
+        return f"{self.PHASE} part {self.index}"
+
+    @contextlib.contextmanager
+    def teacher(self) -> Iterator:
+        """Inside the block: the teacher (built once per process) and one torch thread."""
+        with one_torch_thread():
+            yield evaluator_from_bytes(*self.checkpoint, self.variant)
+
+
+# --- sample --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class SampleTask(PartTask):
+    """One self-play task: ``quotas`` distinct afterstates per class of the teacher's self-play
+    (``index``: the part's number, ``seed`` its dice and exploration)."""
+
     quotas: dict
     seed: int
     parallel_games: int
@@ -115,8 +135,7 @@ class SampleTask:
     temperature: float
     keep: float
 
-    def label(self) -> str:
-        return f"sample part {self.index}"
+    PHASE = "sample"
 
 
 def sample_tasks(positions: int, part: int, shares: dict[str, float], names: tuple[str, ...], seed: int,
@@ -139,8 +158,7 @@ def sample_tasks(positions: int, part: int, shares: dict[str, float], names: tup
 def sample_part(task: SampleTask) -> tuple[int, np.ndarray, np.ndarray, int]:
     """Run one :class:`SampleTask` (a backend task, one torch thread): ``(index, boards,
     classes, games)``.  Stops with quotas short after as many games as afterstates asked."""
-    with one_torch_thread():
-        ev = evaluator_from_bytes(*task.checkpoint, task.variant)
+    with task.teacher() as ev:
         s = sample_afterstates(ev, task.quotas, task.seed, task.parallel_games, task.epsilon,
                                task.temperature, task.keep, max_games=max(sum(task.quotas.values()), 100))
     return task.index, s.boards, s.classes, s.games
@@ -166,21 +184,17 @@ def merge_parts(parts: list[tuple[np.ndarray, np.ndarray]], exclude: np.ndarray 
 # --- rivals --------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class RivalsTask:
+class RivalsTask(PartTask):
     """One task of the rivals phase: these afterstates as decisions (``seed``: their order
     and rolls), the best ``keep`` plays within ``threshold`` points of the classes ``classes``."""
 
-    index: int
-    variant: Variant
-    checkpoint: tuple[str, bytes]
     boards: np.ndarray
     classes: tuple[str, ...]
     keep: int
     threshold: float
     seed: int
 
-    def label(self) -> str:
-        return f"rivals part {self.index}"
+    PHASE = "rivals"
 
 
 def decision_rows(n: int, decisions: int, seed: int) -> np.ndarray:
@@ -194,8 +208,7 @@ def decision_rows(n: int, decisions: int, seed: int) -> np.ndarray:
 def rivals_part(task: RivalsTask) -> tuple[int, np.ndarray, np.ndarray, int]:
     """Run one :class:`RivalsTask` (a backend task, one torch thread): ``(index, boards,
     classes, decisions used)``."""
-    with one_torch_thread():
-        ev = evaluator_from_bytes(*task.checkpoint, task.variant)
+    with task.teacher() as ev:
         unlimited = {c: len(task.boards) * task.keep for c in task.classes}
         b, c, used = decision_candidates(ev, task.boards, unlimited, task.keep, task.threshold, task.seed)
     return task.index, b, c, used
@@ -410,11 +423,7 @@ def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machin
 
 # --- the run -------------------------------------------------------------------------------
 
-def _write_json(path: str, obj: dict) -> None:
-    write_json(path, obj, DistillError)
-
-
-class DistillRun(StagedRun):
+class DistillRun(LabellingRun):
     """A distillation run in a folder (module docstring; the folder, state, resume, metrics
     and stops: :class:`training.run.StagedRun`)."""
 
@@ -425,6 +434,12 @@ class DistillRun(StagedRun):
     STOPS_AFTER = "its [[rounds]]"
     RAY_TASKS = "sampling and labelling"
     ERROR = DistillError
+    FORMAT = FORMAT
+    CHUNK_LINE = ("part", "rows")
+    GATE_SIDES = ("student", "teacher")
+    GATE_KEPT = "kept round {}'s net"
+    GATE_FIGURES = ("points_per_game", "points_per_game_ci95", "win_rate")
+    UNIT_DIGITS = 2
 
     # --- state -----------------------------------------------------------------------
 
@@ -442,9 +457,8 @@ class DistillRun(StagedRun):
 
     def _starting_evaluator(self):
         ev = initial_evaluator(self.cfg, self.v, self.device)
-        netset = as_netset(ev)
+        have = fitted_classes(as_netset(ev))
         for i, r in enumerate(self.cfg.rounds):          # checked before any file is written
-            have = fitted_classes(netset)
             for c in r.fit.nets:
                 if c not in have:
                     raise ConfigError(f"rounds[{i + 1}].fit.nets: the starting net set has no net for "
@@ -475,16 +489,8 @@ class DistillRun(StagedRun):
             if config_text is not None:
                 write_atomic(os.path.join(self.run_dir, "config.toml"), config_text, DistillError)
 
-    def round_dir(self, r: int) -> str:
-        return os.path.join(self.run_dir, "rounds", f"{r:02d}")
-
-    unit_dir = round_dir
-
-    def _path(self, r: int, *parts: str) -> str:
-        return os.path.join(self.round_dir(r), *parts)
-
-    def _label_chunk(self, r: int) -> int:
-        return self.cfg.rounds[r - 1].label.chunk
+    def recipe(self, r: int) -> RoundConfig:
+        return self.cfg.rounds[r - 1]
 
     def _inputs_on_disk(self, r: int, phase: str) -> bool:
         if phase == "rivals":
@@ -510,19 +516,12 @@ class DistillRun(StagedRun):
         nets = nets_to_fit(netset, rc.fit)
         return rc.sample.quotas or {c: 1.0 for c in nets}
 
-    def _part_ok(self, path: str, settings: dict) -> bool:
-        if not os.path.exists(path):
-            return False
-        try:
-            z = read_npz(path)
-            return int(z["format"]) == FORMAT and json.loads(str(z["settings"])) == settings
-        except (SearchTargetsError, KeyError, ValueError):
-            return False
-
-    def _parts(self, r: int, folder: str, tasks_for: Callable, fn, desc: str, unit: str, size, total: int):
+    def _parts(self, r: int, folder: str, tasks_for: Callable, fn, desc: str, unit: str, size, total: int,
+               exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
         """Run the part tasks of a phase, each written to ``folder/part_NNNN.npz`` with its
-        settings; parts on disk with the same settings kept.  Returns every part's arrays in
-        order, or None when stopped."""
+        settings; parts on disk with the same settings kept.  Returns the parts' boards and
+        classes merged (:func:`merge_parts`, boards in ``exclude`` dropped) and the sum of their
+        counts, or None when stopped."""
         d = self._path(r, folder)
         os.makedirs(d, exist_ok=True)
         sha, data = self._checkpoint_bytes()
@@ -530,7 +529,7 @@ class DistillRun(StagedRun):
         settings = lambda t: {"format": FORMAT, "round": r, "index": t.index, "seed": t.seed,  # noqa: E731
                               "evaluator_sha256": sha, "size": size(t)}
         path = lambda i: os.path.join(d, f"part_{i:04d}.npz")                                 # noqa: E731
-        have = {t.index for t in all_tasks if self._part_ok(path(t.index), settings(t))}
+        have = {t.index for t in all_tasks if self._npz_ok(path(t.index), settings(t))}
         todo = [t for t in all_tasks if t.index not in have]
         done = sum(size(t) for t in all_tasks if t.index in have)
         for task, (index, boards, classes, count) in self._tasks(fn, todo, desc, unit, size, done, total):
@@ -540,7 +539,9 @@ class DistillRun(StagedRun):
                       tb=False)
         if self.stop_requested:
             return None
-        return [read_npz(path(t.index)) for t in all_tasks]
+        parts = [read_npz(path(t.index)) for t in all_tasks]
+        boards, classes = merge_parts([(p["boards"], p["classes"]) for p in parts], exclude)
+        return boards, classes, sum(int(p["count"]) for p in parts)
 
     def sample(self, r: int) -> bool:
         """Self-play parts of the teacher, merged into ``sample.npz``."""
@@ -555,17 +556,16 @@ class DistillRun(StagedRun):
             return sample_tasks(rc.positions, rc.part, shares, names, seed, self.v, ck, rc.parallel_games,
                                 rc.epsilon, rc.temperature, rc.keep, skip)
 
-        parts = self._parts(r, "sample", tasks_for, sample_part, f"round {r} sample", "pos",
-                            lambda t: sum(t.quotas.values()), rc.positions)
-        if parts is None:
+        merged = self._parts(r, "sample", tasks_for, sample_part, f"round {r} sample", "pos",
+                             lambda t: sum(t.quotas.values()), rc.positions)
+        if merged is None:
             return False
-        boards, classes = merge_parts([(p["boards"], p["classes"]) for p in parts])
-        games = sum(int(p["count"]) for p in parts)
+        boards, classes, games = merged
         write_npz(self._path(r, "sample.npz"), format=np.int64(FORMAT), boards=boards, classes=classes,
                   settings=np.array(json.dumps({"round": r, "seed": seed, "games": games})))
-        counts = {f"positions_{c}": int(np.sum(classes == names.index(c))) for c in names}
         self._log("sample", r, "sample", {"positions": int(len(boards)), "games": games,
-                                          "seconds": time.perf_counter() - t0, **counts})
+                                          "seconds": time.perf_counter() - t0,
+                                          **class_counts(classes, names, "positions")})
         return True
 
     # --- phase: rivals ---------------------------------------------------------------
@@ -589,85 +589,31 @@ class DistillRun(StagedRun):
                                    rc.candidate_threshold, derive_seed(seed, k))
                         for k, lo in enumerate(range(0, len(pick), rc.part)) if k not in skip]
 
-            parts = self._parts(r, "rivals", tasks_for, rivals_part, f"round {r} rivals", "dec",
-                                lambda t: len(t.boards), len(pick))
-            if parts is None:
+            merged = self._parts(r, "rivals", tasks_for, rivals_part, f"round {r} rivals", "dec",
+                                 lambda t: len(t.boards), len(pick), exclude=boards)
+            if merged is None:
                 return False
-            new_b, new_c = merge_parts([(p["boards"], p["classes"]) for p in parts], exclude=boards)
-            used = sum(int(p["count"]) for p in parts)
+            new_b, new_c, used = merged
         write_npz(self._path(r, "samples.npz"), format=np.int64(FORMAT),
                   boards=np.concatenate([boards, new_b]), classes=np.concatenate([classes, new_c]).astype(np.int8),
                   sampled=np.int64(len(boards)),
                   settings=np.array(json.dumps({"round": r, "decisions": used, "rivals": int(len(new_b))})))
-        counts = {f"rivals_{c}": int(np.sum(new_c == names.index(c))) for c in names}
         self._log("rivals", r, "rivals", {"rivals": int(len(new_b)), "decisions": used,
-                                          "rows": int(len(boards) + len(new_b)),
-                                          "seconds": time.perf_counter() - t0, **counts})
+                                          "rows": int(len(boards) + len(new_b)), "seconds": time.perf_counter() - t0,
+                                          **class_counts(new_c, names, "rivals")})
         return True
 
     # --- phase: label ----------------------------------------------------------------
-
-    def _read_samples(self, r: int) -> dict:
-        path = self._path(r, "samples.npz")
-        z = read_npz(path)
-        if int(z.get("format", -1)) != FORMAT:
-            raise DistillError(f"{path}: not a samples file of format {FORMAT}")
-        return z
-
-    def _chunk_path(self, r: int, i: int) -> str:
-        return self._path(r, "labels", f"chunk_{i:04d}.npz")
-
-    def _chunk_ok(self, path: str, settings: dict, boards: np.ndarray) -> bool:
-        if not os.path.exists(path):
-            return False
-        try:
-            z = read_npz(path)
-            return (int(z["format"]) == FORMAT and json.loads(str(z["settings"])) == settings
-                    and np.array_equal(z["boards"], boards) and z["labels"].shape == (len(boards), n_outputs(self.v)))
-        except (SearchTargetsError, KeyError, ValueError):
-            return False
 
     def label(self, r: int) -> bool:
         """The teacher's labels of ``samples.npz`` in chunks on the backend (chunks on disk kept)."""
         lb = self.cfg.rounds[r - 1].label
         z = self._read_samples(r)
-        boards, classes = z["boards"], z["classes"]
         sha, data = self._checkpoint_bytes()
         settings = {"format": FORMAT, "round": r, "kind": "search", "plies": lb.plies, "evaluator_sha256": sha,
                     "seed": derive_seed(self.cfg.seed, SEED_LABEL, r), "chunk": lb.chunk}
-        os.makedirs(self._path(r, "labels"), exist_ok=True)
-        done = {i for i, lo in enumerate(range(0, len(boards), lb.chunk))
-                if self._chunk_ok(self._chunk_path(r, i), {**settings, "chunk_index": i}, boards[lo:lo + lb.chunk])}
-        tasks = label_tasks(boards, classes, np.zeros(len(boards), bool), self.v, (sha, data), settings, lb.chunk,
-                            skip=done)
-        t0, cpu, n = time.perf_counter(), 0.0, 0
-        for task, (index, labels, seconds) in self._tasks(
-                label_chunk, tasks, f"round {r} label", "pos", lambda t: len(t.boards),
-                len(boards) - sum(len(t.boards) for t in tasks), len(boards)):
-            write_npz(self._chunk_path(r, index), format=np.int64(FORMAT), boards=task.boards, labels=labels,
-                      classes=task.classes, settings=np.array(json.dumps({**settings, "chunk_index": index})))
-            cpu += seconds
-            n += len(labels)
-            self._log("part", r, "label", {"chunk": index, "rows": len(labels),
-                                           "positions_per_cpu_s": len(labels) / max(seconds, 1e-9)}, tb=False)
-        if self.stop_requested:
-            return False
-        if n:
-            wall = time.perf_counter() - t0
-            self._log("label", r, "label", {"positions": n, "positions_per_s": n / max(wall, 1e-9),
-                                            "positions_per_cpu_s": n / max(cpu, 1e-9), "seconds": wall,
-                                            "workers": self.backend.workers})
-        return True
-
-    def read_labels(self, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The round's labelled rows: boards, classes, labels (chunk order)."""
-        z = self._read_samples(r)
-        chunk, n = self.cfg.rounds[r - 1].label.chunk, len(z["boards"])
-        parts = [read_npz(self._chunk_path(r, i)) for i in range((n + chunk - 1) // chunk)]
-        if not parts:
-            return z["boards"], z["classes"], np.zeros((0, n_outputs(self.v)), np.float32)
-        return (np.concatenate([p["boards"] for p in parts]), np.concatenate([p["classes"] for p in parts]),
-                np.concatenate([p["labels"] for p in parts]))
+        return self._label_chunks(r, z["boards"], z["classes"], np.zeros(len(z["boards"]), bool), (sha, data),
+                                  settings, f"round {r} label")
 
     # --- phase: fit ------------------------------------------------------------------
 
@@ -738,42 +684,7 @@ class DistillRun(StagedRun):
     def gate(self, r: int) -> bool:
         """Student vs teacher; the student becomes ``current.pt`` when its points per game
         reach ``gate.threshold``; then ``current.pt`` against ``run.eval_opponents``."""
-        gt = self.cfg.rounds[r - 1].gate
-        path = self._path(r, "candidate.pt")
-        cand = load_evaluator(path, self.v, self.device)
-        cur = self._teacher()
-        t0 = time.perf_counter()
-        res = gate_match(cand, cur, gt.games, derive_seed(self.cfg.seed, SEED_GATE, r), self._stopping)
-        if res is None:
-            return False
-        ci = res["points_per_game_ci95"]
-        promoted = bool(res["points_per_game"] >= gt.threshold)
-        result = {"round": r, "games": res["games"], "points_per_game": res["points_per_game"],
-                  "points_per_game_ci95": ci, "win_rate": res["win_rate"], "threshold": gt.threshold,
-                  "promoted": promoted, "seconds": time.perf_counter() - t0,
-                  "method": "student vs teacher at 0 ply, duplicate-dice pairs; 95% CI = mean +/- "
-                            "1.96 standard errors over the pairs"}
-        _write_json(self._path(r, "gate.json"), result)
-        if promoted:
-            with open(path, "rb") as src:
-                write_atomic(self.current_path, src.read(), DistillError)
-            self.state["current_round"] = r
-        self.state["history"] = [h for h in self.state["history"] if h["round"] != r] + [
-            {"round": r, "name": self.cfg.rounds[r - 1].name, "promoted": promoted,
-             "points_per_game": res["points_per_game"], "points_per_game_ci95": ci}]
-        bounds = {"ci95_low": ci[0], "ci95_high": ci[1]} if ci else {}
-        self._log("gate", r, "gate", {"points_per_game": res["points_per_game"], **bounds,
-                                      "win_rate": res["win_rate"], "promoted": int(promoted)})
-        self.print(f"round {r}: student vs teacher {res['points_per_game']:+.3f} ppg"
-                   + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "") + f" over {res['games']} games: "
-                   + ("promoted" if promoted else f"kept round {self.state['current_round']}'s net"))
-        evaluation = evaluate_against_opponents(self.cfg.run, self.v, self._teacher(),
-                                                lambda: self.stop_requested)
-        if evaluation is None:
-            return False
-        if evaluation:
-            self._log("eval", r, "gate", evaluation)
-        return True
+        return self._gate(r, derive_seed(self.cfg.seed, SEED_GATE, r), {"name": self.recipe(r).name})
 
 
 # --- the command line ----------------------------------------------------------------------

@@ -24,7 +24,8 @@ does; everything around that work is here, written once:
 :class:`StagedRun` adds what search targets and distillation share: ``state.json`` (written
 atomically) with the unit of work (a generation, a round), its phase and the results so far,
 ``current.pt`` (the current evaluator), a folder per unit, the loop over the phases, and the
-backend that runs their tasks.  The TD trainer keeps its state in ``checkpoint.pt``
+backend that runs their tasks; :class:`training.search_targets.LabellingRun` adds their unit
+files, label chunks and gate.  The TD trainer keeps its state in ``checkpoint.pt``
 (:class:`training.td.Trainer`).
 """
 

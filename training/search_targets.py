@@ -68,7 +68,6 @@ a self-play ply, a chunk, a minibatch, a gate batch) and prints how to resume.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -120,10 +119,6 @@ def read_npz(path: str) -> dict[str, np.ndarray]:
             return {k: z[k] for k in z.files}
     except (OSError, ValueError, EOFError) as e:
         raise SearchTargetsError(f"cannot read {path}: {e}") from None
-
-
-def _write_json(path: str, obj: dict) -> None:
-    write_json(path, obj, SearchTargetsError)
 
 
 def _settings(arrays: dict) -> dict:
@@ -206,6 +201,11 @@ def class_quotas(positions: int, shares: dict[str, float], names: tuple[str, ...
     if left > 0:
         counts[np.argsort(-(exact - counts), kind="stable")[:left]] += 1
     return dict(zip(order, counts.tolist()))
+
+
+def class_counts(classes: np.ndarray, names: tuple[str, ...], prefix: str) -> dict[str, int]:
+    """Rows of each class (``classes``: ids into ``names``), keyed ``PREFIX_CLASS`` (metrics)."""
+    return {f"{prefix}_{c}": int(np.sum(classes == names.index(c))) for c in names}
 
 
 # --- sample --------------------------------------------------------------------------------
@@ -584,7 +584,167 @@ def gate_match(candidate, current, games: int, seed: int,
 
 # --- the run -------------------------------------------------------------------------------
 
-class SearchTargetsRun(StagedRun):
+class LabellingRun(StagedRun):
+    """A staged run whose units label a sample of afterstates with the current evaluator, fit
+    a candidate to the labels and gate it against the current evaluator (search targets,
+    distillation): the unit's files (``samples.npz``, ``labels/chunk_NNNN.npz``,
+    ``candidate.pt``, ``gate.json``), the label loop and the gate, written once here.  A
+    method sets the class attributes below and provides the phases (:class:`StagedRun`)."""
+
+    #: Version of the unit's sample, part and chunk files (``format`` in each NPZ).
+    FORMAT = FORMAT
+    #: The metrics line of each label chunk written: its kind and the key of its row count.
+    CHUNK_LINE = ("label_chunk", "positions")
+    #: The gate's two sides in its messages: the unit's new evaluator, the current one.
+    GATE_SIDES = ("candidate", "current")
+    #: The end of the gate's line when the candidate is not promoted ({}: the current unit).
+    GATE_KEPT = "kept generation {}"
+    #: The figures of :func:`gate_match` that ``gate.json`` keeps (after ``games``).
+    GATE_FIGURES = ("points_per_game", "points_per_game_ci95", "win_rate", "win_rate_ci95")
+    #: Digits of a unit's folder name (``generations/001``, ``rounds/01``).
+    UNIT_DIGITS = 3
+
+    def recipe(self, u: int):
+        """The recipe of unit ``u``: its ``sample``, ``label``, ``fit`` and ``gate`` sections."""
+        raise NotImplementedError
+
+    # --- the unit's files ------------------------------------------------------------
+
+    def unit_dir(self, u: int) -> str:
+        """Unit ``u``'s folder: ``UNITs/NNN`` in the run folder."""
+        return os.path.join(self.run_dir, f"{self.UNIT}s", f"{u:0{self.UNIT_DIGITS}d}")
+
+    def _label_chunk(self, u: int) -> int:
+        return self.recipe(u).label.chunk
+
+    def _path(self, u: int, *parts: str) -> str:
+        """A file of unit ``u``'s folder."""
+        return os.path.join(self.unit_dir(u), *parts)
+
+    def _npz_ok(self, path: str, settings: dict, check: Callable[[dict], bool] = lambda z: True) -> bool:
+        """An NPZ file of this run on disk of :attr:`FORMAT` written with these ``settings``
+        (its JSON ``settings`` entry) whose arrays pass ``check``."""
+        if not os.path.exists(path):
+            return False
+        try:
+            z = read_npz(path)
+            return int(z["format"]) == self.FORMAT and _settings(z) == settings and check(z)
+        except (SearchTargetsError, KeyError, ValueError):
+            return False
+
+    def _read_samples(self, u: int) -> dict:
+        path = self._path(u, "samples.npz")
+        z = read_npz(path)
+        if int(z.get("format", -1)) != self.FORMAT:
+            raise self.ERROR(f"{path}: not a samples file of format {self.FORMAT}")
+        return z
+
+    def _chunk_path(self, u: int, i: int) -> str:
+        return self._path(u, "labels", f"chunk_{i:04d}.npz")
+
+    def _chunk_ok(self, path: str, settings: dict, boards: np.ndarray) -> bool:
+        """A chunk file on disk that holds these rows labelled with these settings."""
+        return self._npz_ok(path, settings, lambda z: np.array_equal(z["boards"], boards)
+                            and z["labels"].shape == (len(boards), n_outputs(self.v)))
+
+    def read_labels(self, u: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Unit ``u``'s labelled afterstates: boards, classes, labels (chunk order)."""
+        z = self._read_samples(u)
+        chunk, n = self._label_chunk(u), len(z["boards"])
+        parts = [read_npz(self._chunk_path(u, i)) for i in range((n + chunk - 1) // chunk)]
+        if not parts:
+            return z["boards"], z["classes"], np.zeros((0, n_outputs(self.v)), np.float32)
+        return (np.concatenate([p["boards"] for p in parts]), np.concatenate([p["classes"] for p in parts]),
+                np.concatenate([p["labels"] for p in parts]))
+
+    # --- label -----------------------------------------------------------------------
+
+    def _chunk_arrays(self, task: LabelTask, labels: np.ndarray) -> dict[str, np.ndarray]:
+        """Arrays a chunk file keeps besides its boards, labels, classes and settings."""
+        return {}
+
+    def _label_chunks(self, u: int, boards: np.ndarray, classes: np.ndarray, two_ply: np.ndarray,
+                      checkpoint: tuple[str, bytes], settings: dict, desc: str, rate: str = "per_s") -> bool:
+        """Label unit ``u``'s sample (``two_ply``: the rows labelled at 2 plies) in chunks of
+        :meth:`_label_chunk` rows on the backend with the evaluator ``checkpoint`` (sha256,
+        bytes), each written atomically as ``labels/chunk_NNNN.npz`` when it arrives, with
+        ``settings`` and its ``chunk_index``; chunks on disk with the same settings and rows are
+        kept.  A metrics line per chunk (:attr:`CHUNK_LINE`) and one for the phase.  False when
+        stopped."""
+        chunk = self._label_chunk(u)
+        os.makedirs(self._path(u, "labels"), exist_ok=True)
+        done = {i for i, lo in enumerate(range(0, len(boards), chunk))
+                if self._chunk_ok(self._chunk_path(u, i), {**settings, "chunk_index": i}, boards[lo:lo + chunk])}
+        tasks = label_tasks(boards, classes, two_ply, self.v, checkpoint, settings, chunk, skip=done)
+        kind, rows_key = self.CHUNK_LINE
+        t0, cpu, n = time.perf_counter(), 0.0, 0
+        for task, (index, labels, seconds) in self._tasks(
+                label_chunk, tasks, desc, "pos", lambda t: len(t.boards),
+                len(boards) - sum(len(t.boards) for t in tasks), len(boards), rate=rate):
+            write_npz(self._chunk_path(u, index), format=np.int64(self.FORMAT), boards=task.boards, labels=labels,
+                      classes=task.classes, **self._chunk_arrays(task, labels),
+                      settings=np.array(json.dumps({**settings, "chunk_index": index})))
+            cpu += seconds
+            n += len(labels)
+            self._log(kind, u, "label", {"chunk": index, rows_key: len(labels),
+                                         "positions_per_cpu_s": len(labels) / max(seconds, 1e-9)}, tb=False)
+        if self.stop_requested:
+            return False
+        if n:
+            wall = time.perf_counter() - t0
+            self._log("label", u, "label", {"positions": n, "positions_per_s": n / max(wall, 1e-9),
+                                            "positions_per_cpu_s": n / max(cpu, 1e-9), "seconds": wall,
+                                            "workers": self.backend.workers})
+        return True
+
+    # --- gate ------------------------------------------------------------------------
+
+    def _gate(self, u: int, seed: int, named: dict | None = None) -> bool:
+        """Unit ``u``'s ``candidate.pt`` against ``current.pt`` at 0 ply (:func:`gate_match`,
+        ``gate.games`` from ``seed``); it becomes ``current.pt`` when its points per game are at
+        least ``gate.threshold``.  Writes ``gate.json``, the history entry (``named``: keys it adds
+        after the unit), the metrics and the line printed; then the current evaluator plays
+        ``run.eval_opponents``.  False when stopped."""
+        games, threshold = self.recipe(u).gate.games, self.recipe(u).gate.threshold
+        path = self._path(u, "candidate.pt")
+        cand = load_evaluator(path, self.v, self.device)
+        cur = self._load_current()
+        t0 = time.perf_counter()
+        res = gate_match(cand, cur, games, seed, self._stopping)
+        if res is None:
+            return False
+        ci = res["points_per_game_ci95"]
+        promoted = bool(res["points_per_game"] >= threshold)
+        new, old = self.GATE_SIDES
+        result = {self.UNIT: u, "games": res["games"], **{k: res[k] for k in self.GATE_FIGURES},
+                  "threshold": threshold, "promoted": promoted, "seconds": time.perf_counter() - t0,
+                  "method": f"{new} vs {old} at 0 ply, duplicate-dice pairs; 95% CI = mean +/- "
+                            "1.96 standard errors over the pairs"}
+        write_json(self._path(u, "gate.json"), result, self.ERROR)
+        current = f"current_{self.UNIT}"
+        if promoted:
+            with open(path, "rb") as src:
+                write_atomic(self.current_path, src.read(), self.ERROR)
+            self.state[current] = u
+        self.state["history"] = [h for h in self.state["history"] if h[self.UNIT] != u] + [
+            {self.UNIT: u, **(named or {}), "promoted": promoted, "points_per_game": res["points_per_game"],
+             "points_per_game_ci95": ci}]
+        bounds = {"ci95_low": ci[0], "ci95_high": ci[1]} if ci else {}      # one pair: no interval
+        self._log("gate", u, "gate", {"points_per_game": res["points_per_game"], **bounds,
+                                      "win_rate": res["win_rate"], "promoted": int(promoted)})
+        self.print(f"{self.UNIT} {u}: {new} vs {old} {res['points_per_game']:+.3f} ppg"
+                   + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "") + f" over {res['games']} games: "
+                   + ("promoted" if promoted else self.GATE_KEPT.format(self.state[current])))
+        evaluation = evaluate_against_opponents(self.cfg.run, self.v, self._load_current(),
+                                                lambda: self.stop_requested)
+        if evaluation is None:
+            return False
+        if evaluation:
+            self._log("eval", u, "gate", evaluation)
+        return True
+
+
+class SearchTargetsRun(LabellingRun):
     """A search-targets training run in a folder (module docstring; the folder, state,
     resume, metrics and stops: :class:`training.run.StagedRun`)."""
 
@@ -633,13 +793,8 @@ class SearchTargetsRun(StagedRun):
         self._require_same_config(saved, self.cfg.to_dict(),
                                   ("run", "ray", "td", "selfplay", "method.generations"))
 
-    def gen_dir(self, g: int) -> str:
-        return os.path.join(self.run_dir, "generations", f"{g:03d}")
-
-    unit_dir = gen_dir
-
-    def _label_chunk(self, g: int) -> int:
-        return self.cfg.label.chunk
+    def recipe(self, g: int) -> TrainConfig:
+        return self.cfg
 
     def finished_message(self) -> str:
         return (f"{self.run_dir} is finished: {len(self.state['history'])} generation(s) of method.generations = "
@@ -705,9 +860,9 @@ class SearchTargetsRun(StagedRun):
                     "games": res.games, "candidates": res.candidates, "repeats": res.repeats,
                     "short": res.short,
                     "epsilon": s.epsilon, "temperature": s.temperature, "keep": s.keep}
-        write_npz(os.path.join(self.gen_dir(g), "samples.npz"), format=np.int64(FORMAT),
+        write_npz(self._path(g, "samples.npz"), format=np.int64(FORMAT),
                   boards=boards, classes=classes, settings=np.array(json.dumps(settings)))
-        counts = {f"positions_{c}": int(np.sum(classes == names.index(c))) for c in names}
+        counts = class_counts(classes, names, "positions")
         if decisions is not None:
             counts["decisions"] = decisions
         self._log("sample", g, "sample", {"positions": int(len(boards)), "games": res.games,
@@ -719,11 +874,6 @@ class SearchTargetsRun(StagedRun):
         return True
 
     # --- phase: label ----------------------------------------------------------------
-
-    def _checkpoint_bytes(self) -> tuple[str, bytes]:
-        with open(self.current_path, "rb") as f:
-            data = f.read()
-        return hashlib.sha256(data).hexdigest(), data
 
     def _label_all(self, boards, classes, settings, desc: str) -> np.ndarray | None:
         """Labels of rows not written to disk (the sample's disagreement), on the backend."""
@@ -746,72 +896,20 @@ class SearchTargetsRun(StagedRun):
             out.update(rollout_games=lb.rollout_games, rollout_truncate=lb.rollout_truncate)
         return out
 
-    def _chunk_path(self, g: int, i: int) -> str:
-        return os.path.join(self.gen_dir(g), "labels", f"chunk_{i:04d}.npz")
-
-    def _chunk_ok(self, path: str, settings: dict, boards: np.ndarray) -> bool:
-        """A chunk file on disk that holds these rows labelled with these settings."""
-        if not os.path.exists(path):
-            return False
-        try:
-            z = read_npz(path)
-            return (int(z["format"]) == FORMAT and _settings(z) == settings
-                    and np.array_equal(z["boards"], boards) and z["labels"].shape == (len(boards), n_outputs(self.v)))
-        except (SearchTargetsError, KeyError, ValueError):
-            return False
-
-    def _read_samples(self, g: int) -> dict:
-        path = os.path.join(self.gen_dir(g), "samples.npz")
-        z = read_npz(path)
-        if int(z.get("format", -1)) != FORMAT:
-            raise SearchTargetsError(f"{path}: not a samples file of format {FORMAT}")
-        return z
-
     def label(self, g: int) -> bool:
         """Label the sample in chunks on the backend; chunks already on disk are kept."""
         z = self._read_samples(g)
-        boards, classes = z["boards"], z["classes"]
         sha, data = self._checkpoint_bytes()
-        settings = self.label_settings(g, sha)
-        os.makedirs(os.path.join(self.gen_dir(g), "labels"), exist_ok=True)
-        chunk = self.cfg.label.chunk
-        deep = two_ply_rows(len(boards), self.cfg.label.two_ply_fraction if self.cfg.label.kind == "search" else 0,
+        deep = two_ply_rows(len(z["boards"]),
+                            self.cfg.label.two_ply_fraction if self.cfg.label.kind == "search" else 0,
                             _seed(self.cfg.seed, g))
-        done = {i for i, lo in enumerate(range(0, len(boards), chunk))
-                if self._chunk_ok(self._chunk_path(g, i), {**settings, "chunk_index": i}, boards[lo:lo + chunk])}
-        tasks = label_tasks(boards, classes, deep, self.v, (sha, data), settings, chunk, skip=done)
-        t0, cpu, n = time.perf_counter(), 0.0, 0
-        for task, (index, labels, seconds) in self._tasks(
-                label_chunk, tasks, f"label {self.v.id}", "pos", lambda t: len(t.boards),
-                len(boards) - sum(len(t.boards) for t in tasks), len(boards), rate="pos_s"):
-            write_npz(self._chunk_path(g, index), format=np.int64(FORMAT), boards=task.boards, labels=labels,
-                      classes=task.classes, two_ply=task.two_ply, rows=np.array([task.first, task.first + len(labels)]),
-                      settings=np.array(json.dumps({**settings, "chunk_index": index})))
-            cpu += seconds
-            n += len(labels)
-            self._log("label_chunk", g, "label", {"chunk": index, "positions": len(labels),
-                                                  "positions_per_cpu_s": len(labels) / max(seconds, 1e-9)},
-                      tb=False)
-        if self.stop_requested:
-            return False
-        if n:
-            wall = time.perf_counter() - t0
-            self._log("label", g, "label", {"positions": n, "positions_per_s": n / max(wall, 1e-9),
-                                            "positions_per_cpu_s": n / max(cpu, 1e-9), "seconds": wall,
-                                            "workers": self.backend.workers})
-        return True
+        return self._label_chunks(g, z["boards"], z["classes"], deep, (sha, data), self.label_settings(g, sha),
+                                  f"label {self.v.id}", rate="pos_s")
+
+    def _chunk_arrays(self, task: LabelTask, labels: np.ndarray) -> dict[str, np.ndarray]:
+        return {"two_ply": task.two_ply, "rows": np.array([task.first, task.first + len(labels)])}
 
     # --- phase: fit ------------------------------------------------------------------
-
-    def read_labels(self, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The generation's labelled afterstates: boards, classes, labels (chunk order)."""
-        z = self._read_samples(g)
-        chunk, n = self.cfg.label.chunk, len(z["boards"])
-        parts = [read_npz(self._chunk_path(g, i)) for i in range((n + chunk - 1) // chunk)]
-        if not parts:
-            return z["boards"], z["classes"], np.zeros((0, n_outputs(self.v)), np.float32)
-        return (np.concatenate([p["boards"] for p in parts]), np.concatenate([p["classes"] for p in parts]),
-                np.concatenate([p["labels"] for p in parts]))
 
     def fit_labels(self, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What generation ``g`` fits on: its own labelled afterstates and those of the
@@ -863,7 +961,7 @@ class SearchTargetsRun(StagedRun):
                             f"val_excess_before_{label}": r["val_loss_before"] - r["val_entropy"],
                             f"train_loss_{label}": r["train_loss"], f"epochs_{label}": r["epochs"],
                             f"best_epoch_{label}": r["best_epoch"], f"rows_{label}": r["train_rows"] + r["val_rows"]})
-        save_checkpoint(os.path.join(self.gen_dir(g), "candidate.pt"),
+        save_checkpoint(self._path(g, "candidate.pt"),
                         evaluator_payload(cand, self.cfg, g, fit=stats))
         self._log("fit", g, "fit", scalars)
         return True
@@ -873,42 +971,7 @@ class SearchTargetsRun(StagedRun):
     def gate(self, g: int) -> bool:
         """Candidate vs current; promote the candidate when it does not lose (gate.threshold);
         then the current evaluator against the evaluation opponents."""
-        path = os.path.join(self.gen_dir(g), "candidate.pt")
-        cand = load_evaluator(path, self.v, self.device)
-        cur = self._load_current()
-        t0 = time.perf_counter()
-        res = gate_match(cand, cur, self.cfg.gate.games, _seed(self.cfg.seed, g), self._stopping)
-        if res is None:
-            return False
-        ci = res["points_per_game_ci95"]
-        promoted = bool(res["points_per_game"] >= self.cfg.gate.threshold)
-        result = {"generation": g, "games": res["games"], "points_per_game": res["points_per_game"],
-                  "points_per_game_ci95": ci, "win_rate": res["win_rate"],
-                  "win_rate_ci95": list(res["win_rate_ci95"]), "threshold": self.cfg.gate.threshold,
-                  "promoted": promoted, "seconds": time.perf_counter() - t0,
-                  "method": "candidate vs current at 0 ply, duplicate-dice pairs; 95% CI = mean +/- "
-                            "1.96 standard errors over the pairs"}
-        _write_json(os.path.join(self.gen_dir(g), "gate.json"), result)
-        if promoted:
-            with open(path, "rb") as src:
-                write_atomic(self.current_path, src.read(), SearchTargetsError)
-            self.state["current_generation"] = g
-        self.state["history"] = [h for h in self.state["history"] if h["generation"] != g] + [
-            {"generation": g, "promoted": promoted, "points_per_game": res["points_per_game"],
-             "points_per_game_ci95": ci}]
-        bounds = {"ci95_low": ci[0], "ci95_high": ci[1]} if ci else {}      # one pair: no interval
-        self._log("gate", g, "gate", {"points_per_game": res["points_per_game"], **bounds,
-                                      "win_rate": res["win_rate"], "promoted": int(promoted)})
-        self.print(f"generation {g}: candidate vs current {res['points_per_game']:+.3f} ppg"
-                   + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "") + f" over {res['games']} games: "
-                   + ("promoted" if promoted else f"kept generation {self.state['current_generation']}"))
-        evaluation = evaluate_against_opponents(self.cfg.run, self.v, self._load_current(),
-                                                lambda: self.stop_requested)
-        if evaluation is None:
-            return False
-        if evaluation:
-            self._log("eval", g, "gate", evaluation)
-        return True
+        return self._gate(g, _seed(self.cfg.seed, g))
 
 
 def evaluate_against_opponents(run, variant, evaluator, stop_requested) -> dict | None:

@@ -18,6 +18,8 @@ installed.  Built-in prefixes win over plug-ins of the same name.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Callable
 
 from .. import registry
@@ -98,10 +100,23 @@ def _plugin_factory(prefix: str) -> AgentFactory | None:
     return factory
 
 
+def _is_checkpoint_path(spec: str) -> bool:
+    """Whether a spec is the path of an existing checkpoint file (``*.pt``, with or without the
+    ``@Nply`` / ``+cubeNply`` options of a ``td:`` spec) rather than a prefix."""
+    path = _checkpoint_part(spec)
+    return path.suffix == ".pt" and path.is_file()
+
+
+def _checkpoint_part(spec: str) -> Path:
+    """The file part of a spec: what comes before its ``@`` / ``+`` options."""
+    return Path(re.split(r"[@+]", spec.strip(), maxsplit=1)[0])
+
+
 def make_agent(spec: str, variant: str | Variant) -> Agent:
     """Build the agent a spec names for a variant; an unknown prefix raises :class:`UnknownAgent`.
     A name of the shipped-agent registry (``best``, ``bg-champion@1ply``, ``td:best``:
-    :mod:`nardy_ai.registry`) plays that net at its recommended depths.  A prefix neither
+    :mod:`nardy_ai.registry`) plays that net at its recommended depths; the path of an existing
+    checkpoint file (``runs/x/current.pt``, ``runs/x/current.pt@1ply``) plays as ``td:PATH``.  A prefix neither
     built in nor registered is looked up among the installed plug-ins."""
     v = get_variant(variant)
     bare = spec.strip()[3:] if spec.strip().startswith("td:") else spec.strip()
@@ -109,11 +124,18 @@ def make_agent(spec: str, variant: str | Variant) -> Agent:
         agent = _td(registry.resolve(spec, v)[3:], v)
         agent.name = spec.strip()
         return agent
+    if _is_checkpoint_path(spec):       # a bare checkpoint path plays as td:PATH
+        agent = _td(spec.strip(), v)
+        agent.name = spec.strip()
+        return agent
     prefix, _, arg = spec.strip().partition(":")
     factory = AGENTS.get(prefix) or _plugin_factory(prefix)
     if factory is None:
         known = list(AGENTS) + [p for p in plugin_agents() if p not in AGENTS]
-        raise UnknownAgent(f"unknown agent {spec!r}; known: {', '.join(known)}")
+        hint = ""
+        if _checkpoint_part(spec).suffix == ".pt" or "/" in spec:
+            hint = " (no such checkpoint file: a checkpoint plays as td:PATH or as its path)"
+        raise UnknownAgent(f"unknown agent {spec!r}{hint}; known: {', '.join(known)}")
     agent = factory(arg, v)
     if not isinstance(agent, Agent):
         raise UnknownAgent(f"agent {spec!r}: its factory returned {type(agent).__name__}, not an Agent")

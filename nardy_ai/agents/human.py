@@ -61,12 +61,8 @@ class HumanAgent(Agent):
             return lo
         out.write(_numbered(plays))
         while True:
-            out.write(f"Your play with {dice[0]}-{dice[1]} (1-{hi - lo}, or notation like {plays[0]}): ")
-            out.flush()
-            line = inp.readline()
-            if not line:
-                raise NardyError("agent human: end of input while waiting for a play")
-            text = line.strip()
+            text = _ask(inp, out, f"Your play with {dice[0]}-{dice[1]} (1-{hi - lo}, or notation like {plays[0]}): ",
+                        "a play")
             if not text:
                 continue
             try:
@@ -88,27 +84,27 @@ class HumanAgent(Agent):
     def double(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
         """Ask, per position, whether to double (offer a raise, with dave) before rolling."""
         word = "Offer a raise" if variant.stakes == "dave" else "Double"
-        dec = [self._yes_no(b, c, variant, ("X (you, on roll)", "O"),
-                            f"{word} from {c['value']} to {_next(c, variant)}? (y/n): ")
-               for b, c in zip(boards, cubes)]
-        return np.array(dec, bool), None
+        return self._ask_each(boards, cubes, variant, lambda c: (
+            ("X (you, on roll)", "O"), f"{word} from {c['value']} to {_next(c, variant)}? (y/n): "))
 
     def take(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
         """Ask, per position, whether to take the opponent's raise (passing loses the stake)."""
-        dec = []
-        for b, c in zip(boards, cubes):
+        def ask(c: dict) -> tuple[tuple[str, str], str]:
             you = c.get("on_roll", False)
             labels = ("X (you, on roll)", "O (beavered)") if you else ("X (you)", "O (on roll, doubles)")
-            dec.append(self._yes_no(b, c, variant, labels,
-                                    f"Take at {_next(c, variant)} (pass loses {c['value']})? (y/n): "))
-        return np.array(dec, bool), None
+            return labels, f"Take at {_next(c, variant)} (pass loses {c['value']})? (y/n): "
+        return self._ask_each(boards, cubes, variant, ask)
 
     def beaver(self, boards: np.ndarray, cubes: list[dict], variant: Variant):
         """Ask, per taken double, whether to beaver (BG-B: take and redouble at once)."""
-        dec = [self._yes_no(b, c, variant, ("X (you)", "O (on roll, doubled)"),
-                            f"Beaver (redouble to {2 * _next(c, variant)} and keep the cube)? (y/n): ")
-               for b, c in zip(boards, cubes)]
-        return np.array(dec, bool), None
+        return self._ask_each(boards, cubes, variant, lambda c: (
+            ("X (you)", "O (on roll, doubled)"),
+            f"Beaver (redouble to {2 * _next(c, variant)} and keep the cube)? (y/n): "))
+
+    def _ask_each(self, boards: np.ndarray, cubes: list[dict], variant: Variant, ask) -> tuple[np.ndarray, None]:
+        """One yes/no question per position, in order: ``ask(cube)`` gives the board's labels and
+        the question; the answers as a bool array, and no equities."""
+        return np.array([self._yes_no(b, c, variant, *ask(c)) for b, c in zip(boards, cubes)], bool), None
 
     def _yes_no(self, board: np.ndarray, cube: dict, v: Variant, labels: tuple[str, str],
                 question: str) -> bool:
@@ -117,18 +113,24 @@ class HumanAgent(Agent):
         shown = {"value": int(cube.get("value", 1)), "owner": cube.get("owner", "centre")}
         out.write("\n" + text_board(np.asarray(board), v, cube=shown, labels=labels))
         while True:
-            out.write(question)
-            out.flush()
-            line = inp.readline()
-            if not line:
-                raise NardyError("agent human: end of input while waiting for a cube answer")
-            text = line.strip().lower()
+            text = _ask(inp, out, question, "a cube answer").lower()
             if text in ("y", "yes"):
                 return True
             if text in ("n", "no"):
                 return False
             if text:
                 out.write("  answer y or n\n")
+
+
+def _ask(inp, out, question: str, what: str) -> str:
+    """Write ``question``, read one line of ``inp``: the answer stripped; a one-line error naming
+    ``what`` was awaited when the input ends."""
+    out.write(question)
+    out.flush()
+    line = inp.readline()
+    if not line:
+        raise NardyError(f"agent human: end of input while waiting for {what}")
+    return line.strip()
 
 
 def _next(cube: dict, v: Variant) -> int:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 from dataclasses import dataclass
 from importlib.resources import files
 
@@ -49,7 +48,7 @@ from ..errors import FormatError
 from ..files import write_atomic
 from ..driver import ask_cube
 from ..machine import machine_description
-from .sets import read_set
+from .sets import read_set, require_set
 from ..variants import Variant, get_variant
 
 #: The set version ``nardy bench cube`` reads by default.
@@ -109,9 +108,8 @@ def load_cube_positions(variant="backgammon", path: str | None = None, version: 
     :class:`~nardy_ai.errors.FormatError` naming the line for anything malformed."""
     v = get_variant(variant)
     path = path or cube_positions_path(v, version)
-    if not os.path.exists(path):
-        raise FormatError(f"no cube position set for {v.id}: {path} is missing "
-                          f"(build one with nardy_ai.bench.cube.build_cube_set, which needs the gnubg extra)")
+    require_set(path, "cube position set", v.id,
+                " (build one with nardy_ai.bench.cube.build_cube_set, which needs the gnubg extra)")
 
     def position(obj: dict) -> tuple:
         _, board, _, cube = board_from_json(obj, v)

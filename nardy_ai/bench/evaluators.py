@@ -15,7 +15,6 @@ gnubg 2-ply, long nardy's our rollouts of the candidate plays (:func:`rollout_re
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -28,7 +27,7 @@ from ..machine import machine_description
 from ..movegen import generate
 from ..variants import Variant, get_variant
 from .positions import strong_play_positions
-from .sets import read_set
+from .sets import read_set, require_set
 
 #: The version of the shipped position sets read by default (v1, 300 positions a variant
 #: without class quotas, stays loadable).
@@ -67,8 +66,7 @@ def load_evaluator_positions(variant, path: str | None = None, version: int | No
     from ..errors import FormatError
     v = get_variant(variant)
     path = path or evaluator_positions_path(v, version)
-    if not os.path.exists(path):
-        raise FormatError(f"no evaluator position set for {v.id}: {path} is missing")
+    require_set(path, "evaluator position set", v.id)
 
     def position(obj: dict) -> tuple:
         _, board, d, _ = board_from_json(obj, v)

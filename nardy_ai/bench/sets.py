@@ -6,10 +6,18 @@ the evaluator set (:mod:`nardy_ai.bench.evaluators`) and the cube set
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 from ..board import numbered_lines, parse_json
 from ..errors import FormatError, NardyError
+
+
+def require_set(path: str, what: str, variant_id: str, how: str = "") -> None:
+    """Refuse a missing set file ``path``: a one-line :class:`~nardy_ai.errors.FormatError`
+    naming the ``what`` (e.g. ``"cube position set"``) of the variant and ``how`` to build one."""
+    if not os.path.exists(path):
+        raise FormatError(f"no {what} for {variant_id}: {path} is missing{how}")
 
 
 def read_set(path: str, what: str, position: Callable[[dict], Any]) -> tuple[dict, list]:

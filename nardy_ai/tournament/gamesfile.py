@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-
 
 from ..board import parse_json
 from ..errors import FormatError
-from ..files import read_appended
+from ..files import read_appended_first
 from ..game import GameRecord
-from .settings import TournamentError
 
 
 def game_line(a: str, b: str, index: int, record: GameRecord) -> str:
@@ -29,20 +26,4 @@ def read_games(path: str | os.PathLike) -> dict[tuple[str, str, int], GameRecord
         (a, b), index = d.pop("pairing"), int(d.pop("index"))
         return (str(a), str(b), index), GameRecord.from_json(json.dumps(d))
 
-    games: dict[tuple[str, str, int], GameRecord] = {}
-    for key, record in read_appended(path, parse, "a tournament game", FormatError):
-        games.setdefault(key, record)
-    return games
-
-
-def _cut_torn_tail(path: Path) -> None:
-    """Drop a last line without its newline (a write cut short), so appends start clean."""
-    if not path.exists():
-        return
-    try:
-        with open(path, "rb+") as f:
-            data = f.read()
-            if data and not data.endswith(b"\n"):
-                f.truncate(data.rfind(b"\n") + 1)
-    except OSError as e:
-        raise TournamentError(f"cannot repair {path}: {e.strerror}") from None
+    return read_appended_first(path, parse, "a tournament game", FormatError)

@@ -5,18 +5,17 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Callable
 
 
-from ..backends import Backend, check_backend, make_backend, require_ray
-from ..files import FolderLock, write_atomic
+from ..backends import Backend, check_backend_choice, make_backend, progress_bar
+from ..files import FolderLock, append_durably, cut_torn_tail, make_folder, write_atomic
 from ..shipping import checkpoint_files
 from ..machine import machine_description
 from ..game import GameRecord
-from .gamesfile import _cut_torn_tail, game_line, read_games
+from .gamesfile import game_line, read_games
 from .outputs import display_names, format_summary, write_outputs, written_summary
 from .schedule import Chunk, _agent, play_chunk, play_chunk_with_files, schedule
 from .settings import CONFIG_FILE, GAMES_FILE, SESSIONS_FILE, TournamentConfig, TournamentError, load_config
@@ -52,21 +51,14 @@ def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: boo
     config.check()
     for spec in config.agents:          # a bad spec fails here, before any file is written
         _agent(config.variant, spec)
-    own = not isinstance(backend, Backend)
-    if own:                             # so do bad backend options and a missing Ray
-        check_backend(backend, jobs, address)
-        if backend == "ray":
-            require_ray()
+    own = check_backend_choice(backend, jobs, address)   # so do bad backend options and a missing Ray
     out = Path(out)
     if resume and load_config(out) != config:
         raise TournamentError(f"--resume: the settings differ from those saved in {out / CONFIG_FILE}")
     runner = make_backend(backend, jobs, address, log) if own else backend    # Ray joins or fails here
     try:
         if not resume:
-            try:
-                out.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise TournamentError(f"cannot create {out}: {e.strerror}") from None
+            make_folder(out, TournamentError)
         with FolderLock(out, "nardy tournament", TournamentError):
             if play is None and runner.name == "ray":     # cluster nodes may not have the checkpoints
                 play = functools.partial(play_chunk_with_files, checkpoint_files(config.agents))
@@ -78,11 +70,9 @@ def run_tournament(config: TournamentConfig, out: str | os.PathLike, resume: boo
 
 def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, play: Callable,
           progress: bool, log: Callable[[str], None]) -> dict:
-    from tqdm import tqdm
-
     games_path = out / GAMES_FILE
     if resume:
-        _cut_torn_tail(games_path)
+        cut_torn_tail(games_path, TournamentError)
         done = read_games(games_path)
     else:
         if (out / CONFIG_FILE).exists() or games_path.exists():
@@ -112,9 +102,7 @@ def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, p
     if done and remaining:
         log(f"resuming {out}: {len(done)} games already played, {remaining} to go")
     start = time.perf_counter()
-    with open(games_path, "a", encoding="utf-8") as f, \
-            tqdm(total=remaining, unit="game", desc="tournament", disable=not progress or not remaining,
-                 file=sys.stderr, dynamic_ncols=True) as bar:
+    with open(games_path, "a", encoding="utf-8") as f, progress_bar(remaining, "tournament", progress) as bar:
         for chunk, (_, results) in backend.run(play, todo):
             lines = []
             for index, record in results:
@@ -124,9 +112,7 @@ def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, p
                 done[key] = record
                 count(chunk.a, chunk.b, record)
                 lines.append(game_line(chunk.a, chunk.b, index, record) + "\n")
-            f.write("".join(lines))
-            f.flush()
-            os.fsync(f.fileno())
+            append_durably(f, lines)
             bar.update(len(lines))
             bar.set_postfix_str(_leader(tally, names), refresh=False)
     elapsed = time.perf_counter() - start

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..agents import Agent, make_agent
-from ..shipping import local_copy
+from ..shipping import shipped_spec
 from ..game import GameRecord, play_games
 from ..variants import parse_variant_spec
 from .settings import TournamentConfig
@@ -72,15 +72,11 @@ def play_chunk_with_files(files: dict[str, tuple[str, bytes]], chunk: Chunk) -> 
     """:func:`play_chunk` on a worker that may lack the checkpoints: each ``td:`` agent whose
     file is missing here (or differs) is built from the driver's copy.  Records keep the
     original specs, so the games are those of :func:`play_chunk`."""
-    from ..agents.neural import parse_td_spec
     for spec in (chunk.a, chunk.b):
         key = (chunk.variant, spec)
-        if spec.startswith("td:") and key not in _AGENTS:
-            path = parse_td_spec(spec[3:])[0]
-            if path in files:
-                local = local_copy(path, *files[path])
-                built = spec if local == path else f"td:{local}" + spec[3 + len(path):]
-                _AGENTS[key] = make_agent(built, parse_variant_spec(chunk.variant))
+        built = None if key in _AGENTS else shipped_spec(spec, files)
+        if built is not None:
+            _AGENTS[key] = make_agent(built, parse_variant_spec(chunk.variant))
     return play_chunk(chunk)
 
 
