@@ -683,6 +683,8 @@ def format_agents(entries, detail: bool = False, width: int = 100) -> str:
             body = [e.summary] + [_figure(f) for f in e.figures]
             if e.path is not None:
                 body.append(f"{_where(e)}, sha256 {e.sha256[:12]}... (checked)")
+            if e.recipe:
+                body.append(f"made by: {e.recipe}")
             for text in body:
                 lines += textwrap.wrap(text, width, initial_indent="    ", subsequent_indent="      ")
     return "\n".join(lines)

@@ -34,7 +34,8 @@ ROLES = ("champion", "baseline", "milestone", "builtin")
 REGISTRY_FILE = "agents.toml"
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _MODIFIERS = re.compile(r"^(?P<name>[^@+:]+)(?P<plies>@\d+ply)?(?P<cube>\+pipcube|\+cube\d+ply)?$")
-_AGENT_KEYS = {"name", "variant", "role", "path", "card", "plies", "cube_plies", "sha256", "summary", "figures"}
+_AGENT_KEYS = {"name", "variant", "role", "path", "card", "plies", "cube_plies", "sha256", "summary", "figures",
+               "recipe"}
 _FIGURE_KEYS = {"against", "ppg", "low", "high", "games", "note"}
 
 
@@ -47,7 +48,8 @@ class RegistryError(NardyError):
 class Entry:
     """One shipped agent.  ``path`` and ``card`` are absolute (None for built-in agents);
     ``plies`` / ``cube_plies`` its recommended search depths; ``figures`` its headline
-    results (points per game with 95% intervals)."""
+    results (points per game with 95% intervals); ``recipe`` the ``nardy train`` command that
+    makes the net again ("" when none does)."""
 
     name: str
     variant: str
@@ -59,6 +61,7 @@ class Entry:
     cube_plies: int = 0
     sha256: str | None = None
     figures: tuple[dict, ...] = field(default_factory=tuple)
+    recipe: str = ""
 
     @property
     def spec(self) -> str:
@@ -100,7 +103,8 @@ class Entry:
                 "path": None if self.path is None else str(self.path), "spec": self.spec,
                 "plies": self.plies, "cube_plies": self.cube_plies,
                 "card": None if self.card is None else str(self.card),
-                "sha256": self.sha256, "summary": self.summary, "figures": list(self.figures)}
+                "sha256": self.sha256, "summary": self.summary, "figures": list(self.figures),
+                "recipe": self.recipe}
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,8 @@ def parse_registry(text: str, root: Path, source: str = REGISTRY_FILE) -> Regist
         for key in ("name", "variant", "role", "summary"):
             if not isinstance(raw.get(key), str):
                 raise RegistryError(f"{where}: {key} must be a string")
+        if not isinstance(raw.get("recipe", ""), str):
+            raise RegistryError(f"{where}: recipe must be a string (the nardy train command)")
         if not _NAME.match(raw["name"]) or raw["name"] == "best":
             raise RegistryError(f"{where}: name must be lower-case letters, digits and '-' (not 'best')")
         if raw["role"] not in ROLES:
@@ -177,7 +183,8 @@ def parse_registry(text: str, root: Path, source: str = REGISTRY_FILE) -> Regist
                              path=(root / raw["path"]) if has_file else None,
                              card=(root / raw["card"]) if "card" in raw else None,
                              plies=raw.get("plies", 0), cube_plies=raw.get("cube_plies", 0),
-                             sha256=raw.get("sha256"), figures=tuple(figures)))
+                             sha256=raw.get("sha256"), figures=tuple(figures),
+                             recipe=raw.get("recipe", "")))
     names = [e.name for e in entries]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -116,11 +116,24 @@ def test_a_changed_or_missing_file_is_named(tmp_path, monkeypatch, capsys):
     (lambda t: t.replace("[variants.long]", "[variants.longer]"), "unknown variant"),
     (lambda t: t.replace('variant = "long_dave"', 'variant = "chess"'), "variant 'chess' is unknown"),
     (lambda t: t + "\n[[agent]\n", "not valid TOML"),
+    (lambda t: t.replace('recipe = "nardy train', 'recipe = 3 #', 1), "recipe must be a string"),
 ])
 def test_a_malformed_registry_names_the_key(edit, says, tmp_path):
     text = (REG.root / registry.REGISTRY_FILE).read_text()
     with pytest.raises(RegistryError, match=says):
         parse_registry(edit(text), tmp_path)
+
+
+def test_champions_name_the_recipe_that_makes_them(capsys):
+    """Each recipe an entry names is a shipped file, and `nardy agents --variant V` prints it."""
+    with_recipe = [e for e in REG.entries if e.recipe]
+    assert {e.name for e in with_recipe} >= {"bg-champion", "long-champion"}
+    root = REG.root.parent
+    for e in with_recipe:
+        config = e.recipe.split("--config ")[1].split()[0]
+        assert (root / config).is_file(), (e.name, config)
+    assert main(["agents", "--variant", "backgammon"]) == 0
+    assert "made by: nardy train --config experiments/backgammon_champion.toml" in capsys.readouterr().out
 
 
 def test_nardy_agents_lists_and_checks(capsys):
