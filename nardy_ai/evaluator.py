@@ -15,7 +15,9 @@ probabilities.  Implementations:
   (bear-off afterstates only);
 * :class:`~nardy_ai.pubeval.PubevalEvaluator`: Tesauro's pubeval (a monotone map of its
   scores, not calibrated);
-* :class:`~nardy_ai.agents.gnubg_agent.GnubgEvaluator`: gnubg's own evaluation at 0-2 plies.
+* :class:`~nardy_ai.agents.gnubg_agent.GnubgEvaluator`: gnubg's own evaluation at 0-2 plies;
+* :class:`ExternalEvaluator`: another process's evaluator, asked through the agent
+  protocol's ``evaluate`` op (``ext:CMD``, e.g. ``ext:"nardy serve --agent best"``).
 
 Finished games (the mover has borne off every checker: won at a level, gammon / mars or
 backgammon / koks included) are valued once, here: :func:`outcomes` gives them their exact
@@ -23,26 +25,31 @@ result and asks the evaluator about the others only.  The search and the cube de
 every evaluator through it, so no implementation needs to know about finished games.
 
 :func:`load_evaluator` is the one loader: a checkpoint file (a net or a net set), a registry
-name (``best``, ``bg-champion``), ``bearoff`` or ``pubeval``.
+name (``best``, ``bg-champion``), ``bearoff``, ``pubeval`` or ``ext:CMD``.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from .bearoff import BearoffEvaluator
-from .board import CHECKERS, OFF
+from .board import CHECKERS, OFF, board_to_json
+from .engine_process import TIMEOUT, EngineClient
+from .errors import EngineError
 from .model import CheckpointError, NeuralEvaluator, load_checkpoint, n_outputs, terminal_outcomes
 from .netset import NetSet, adopt_state
 from .pubeval import PubevalEvaluator
 from .variants import Variant, get_variant
 
-#: What :func:`load_evaluator` accepts besides checkpoint files and registry names.
+#: What :func:`load_evaluator` accepts besides checkpoint files, registry names and ``ext:CMD``.
 BUILTIN = ("bearoff", "pubeval")
+#: The prefix of an external engine's evaluator in :func:`load_evaluator`.
+EXTERNAL = "ext:"
 #: How :func:`load_evaluator` treats a checkpoint of another variant of the same family:
 #: refuse it, keep it (it values positions with its own result levels: ``td:`` agents), or
 #: adopt it (relabelled for the variant, :func:`nardy_ai.netset.adopt_state`: a trainer's start).
@@ -80,6 +87,52 @@ def outcomes(ev: Evaluator, afterstates: np.ndarray, values=None) -> np.ndarray:
     return out
 
 
+class ExternalEvaluator:
+    """The evaluator of an external engine (``ext:CMD``): a process speaking the agent protocol
+    (:mod:`nardy_ai.engine_process`, the channel the ``ext:`` agent uses too) that answers its
+    ``evaluate`` op, ``nardy serve --agent SPEC`` for any agent with an evaluator among them.
+    One ``evaluate`` request per :meth:`probabilities` call, holding the whole batch; the engine
+    plays ``variant`` (its ``info`` says so) and answers ``n_outputs(variant)`` probabilities
+    per position.  A dead, silent or confused engine, or one that answers the request with an
+    error (an agent without an evaluator), raises :class:`~nardy_ai.errors.EngineError`
+    naming the evaluator and the op."""
+
+    def __init__(self, command: str, variant: str | Variant, timeout: float = TIMEOUT,
+                 name: str | None = None):
+        self.client = EngineClient(command, variant, timeout, name, kind="evaluator", refuse=CheckpointError)
+        self.variant, self.name = self.client.variant, self.client.name
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """Outcome probabilities ``(M, n_outputs)`` float64 of afterstates ``(M, 28)`` for the
+        side that has just moved, as the engine's evaluator gives them."""
+        boards = np.asarray(afterstates, np.int8)
+        k = n_outputs(self.variant)
+        if not len(boards):
+            return np.empty((0, k))
+        ans = self.client.request({"op": "evaluate", "batch": [board_to_json(b, self.variant) for b in boards]})
+        batch = ans.get("batch")
+        try:
+            probs = np.array([e["probabilities"] for e in batch], float)
+            ok = probs.shape == (len(boards), k) and bool(np.all((probs >= 0) & (probs <= 1)))
+        except (TypeError, KeyError, ValueError):
+            ok = False
+        if not ok:
+            raise EngineError(f"{self.client.who}: the evaluate answer must hold a 'batch' list of "
+                              f"{len(boards)} entries, each with 'probabilities': {k} numbers in 0-1, got "
+                              f"{json.dumps(ans)[:200]}")
+        return probs
+
+    def close(self) -> None:
+        """Stop the engine process (it is started again on the next request)."""
+        self.client.close()
+
+    def __enter__(self) -> ExternalEvaluator:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def evaluator_from_state(state, variant=None, device=None) -> NeuralEvaluator | NetSet:
     """The evaluator of a checkpoint's ``evaluator`` entry: a :class:`~nardy_ai.netset.NetSet`
     for a net set's state (``"kind": "netset"``), a :class:`~nardy_ai.model.NeuralEvaluator`
@@ -98,6 +151,8 @@ def load_evaluator(source: str | os.PathLike | bytes, variant: str | Variant | N
 
     * ``bearoff``: the one-sided bear-off database (needs ``variant``);
     * ``pubeval``: pubeval (``variant`` default backgammon; the backgammon family only);
+    * ``ext:CMD``: the evaluator of the engine that the command line CMD starts
+      (:class:`ExternalEvaluator`; needs ``variant``);
     * a registry name (``best``, ``bg-champion``; ``td:`` and search-depth modifiers are the
       agent's, not the evaluator's, and are refused): its checkpoint;
     * a checkpoint file's path, or its bytes: the net or net set it holds.
@@ -109,6 +164,10 @@ def load_evaluator(source: str | os.PathLike | bytes, variant: str | Variant | N
     if siblings not in SIBLINGS:
         raise ValueError(f"siblings must be one of {', '.join(SIBLINGS)}, got {siblings!r}")
     v = get_variant(variant) if variant is not None else None
+    if isinstance(source, str) and source.startswith(EXTERNAL):
+        if v is None:
+            raise CheckpointError(f"{source}: an external engine's evaluator needs a variant")
+        return ExternalEvaluator(source[len(EXTERNAL):], v, name=source.strip())
     if isinstance(source, str) and source in BUILTIN:
         if source == "pubeval":
             return PubevalEvaluator(v or "backgammon")

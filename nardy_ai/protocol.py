@@ -14,6 +14,17 @@ none or cannot be read).  Blank lines are not requests and get no answer.
     Cube decisions (CUBE-1) for positions with ``"cube"`` (default: centred at 1), seen by the
     player deciding; they go to the agent's ``double``/``take`` methods, and an agent without
     them answers an error.
+``evaluate`` (this project's extension of the shared protocol)
+    Positions, as a ``"batch"`` list or one inline, each taken as an **afterstate**: seen from
+    the side that has just moved (its checkers positive, ``bar[0]``/``off[0]`` its own), the
+    other side on roll next; ``dice`` and ``cube`` are ignored.  Each answer is
+    ``{"probabilities": [...]}``: the agent's evaluator's outcome probabilities for the side
+    that has just moved, in :mod:`nardy_ai.model`'s layout (``P(win)``, then
+    ``P(win at level >= l)`` and ``P(lose at level >= l)`` for ``l = 2..L``: backgammon win,
+    gammon, backgammon, gammon loss, backgammon loss; a net of a sibling variant answers in
+    its own variant's levels), the static (0-ply) evaluation whatever the agent's search depth.  Finished games get their exact result
+    (:func:`nardy_ai.evaluator.outcomes`).  An agent without an evaluator (random, heuristic,
+    pubeval, human, gnubg, ext) answers an error.
 ``info``
     ``{"name", "variant", "version"}`` (and ``variant_version``, the rules version).
 
@@ -35,10 +46,11 @@ from .agents.base import Agent
 from .board import MAX_LINE_CHARS, board_from_json, board_to_json, json_object, numbered_lines
 from .driver import ask
 from .errors import FormatError, InvalidPosition, NardyError
+from .evaluator import Evaluator, outcomes
 from .movegen import generate
 from .variants import Variant, get_variant
 
-OPS = ("play", "double", "take", "info")
+OPS = ("play", "double", "take", "evaluate", "info")
 _CENTRED = {"value": 1, "owner": "centre"}
 
 
@@ -88,11 +100,17 @@ class Server:
         if op == "info":
             return {"name": self.agent.name, "variant": self.variant.id, "version": __version__,
                     "variant_version": self.variant.version}
-        if op != "play" and not callable(getattr(self.agent, op, None)):
+        evaluator = getattr(self.agent, "evaluator", None)
+        if op == "evaluate" and not isinstance(evaluator, Evaluator):
+            raise NardyError(f"agent {self.agent.name} has no evaluator to answer 'evaluate' "
+                             f"(agents on a net, a net set or a registry name have one)")
+        if op in ("double", "take") and not callable(getattr(self.agent, op, None)):
             raise NardyError(f"agent {self.agent.name} takes no cube decisions yet (CUBE-1)")
         positions = self._positions(req, op)
         if op == "play":
             answers = self._play(positions)
+        elif op == "evaluate":
+            answers = self._evaluate(evaluator, positions)
         else:
             answers = self._cube(op, positions)
         return {"batch": answers} if "batch" in req else answers[0]
@@ -130,6 +148,13 @@ class Server:
         return [{"play": play, "afterstate": board_to_json(board),
                  "equity": None if eq is None else float(eq[i])}
                 for i, (play, board) in enumerate(zip(after.notation(rows), chosen))]
+
+    def _evaluate(self, evaluator: Evaluator, positions: list[tuple[np.ndarray, Any]]) -> list[dict]:
+        """Outcome probabilities of the positions taken as afterstates (module docstring)."""
+        if not positions:
+            return []
+        probs = outcomes(evaluator, np.stack([b for b, _ in positions]))
+        return [{"probabilities": row} for row in probs.tolist()]
 
     def _cube(self, op: str, positions: list[tuple[np.ndarray, Any]]) -> list[dict]:
         if not positions:

@@ -1,144 +1,31 @@
 """The external engine agent: ``ext:CMD`` plays through any program that speaks the agent
 protocol (POSITIONS.md, "Agent protocol"), ``nardy serve`` among them.
 
-The command (split like a shell would; one pair of outer quotes is dropped, so both
-``ext:nardy serve --agent heuristic`` and ``ext:"nardy serve --agent heuristic"`` work) is
-started on first use with pipes on stdin/stdout; its stderr goes to a temporary file, whose
-last lines are quoted when it fails.  It is asked ``info`` once (its variant must be ours), then
-one batched ``play`` request per :meth:`ExternalAgent.choose` call, holding the positions
-(with their dice, from :attr:`Afterstates.positions` / :attr:`Afterstates.dice`) that have
-more than one legal afterstate.  Each answer is mapped back to a row of the afterstates, by its
-afterstate or, without one, by its play notation; anything else is :class:`IllegalPlay`.  A
-process that exits, breaks the protocol or stays silent for ``timeout`` seconds raises
-:class:`EngineError` and is not asked again.
+The command line and the process (started on first use, asked ``info`` once, stopped after a
+failure) are :class:`~nardy_ai.engine_process.EngineClient`'s, which the ``ext:`` evaluator
+(:class:`~nardy_ai.evaluator.ExternalEvaluator`) shares.  The agent sends one batched ``play``
+request per :meth:`ExternalAgent.choose` call, holding the positions (with their dice, from
+:attr:`Afterstates.positions` / :attr:`Afterstates.dice`) that have more than one legal
+afterstate.  Each answer is mapped back to a row of the afterstates, by its afterstate or,
+without one, by its play notation; anything else is :class:`IllegalPlay`.  A process that
+exits, breaks the protocol or stays silent for ``timeout`` seconds raises :class:`EngineError`
+and is not asked again.
 """
 
 from __future__ import annotations
 
 import json
-import queue
-import shlex
-import shutil
-import subprocess
-import tempfile
-import threading
-import weakref
-from typing import IO, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from ..board import board_from_json, board_to_json, parse_json
-from ..errors import EngineError, FormatError, IllegalPlay, NardyError, UnknownAgent
+from ..board import board_from_json, board_to_json
+from ..engine_process import TIMEOUT, EngineClient
+from ..errors import EngineError, FormatError, IllegalPlay, NardyError
 from ..movegen import Afterstates
 from ..notation import find_play
-from ..variants import Variant, get_variant
+from ..variants import Variant
 from .base import Agent
-
-#: Seconds to wait for one answer, by default.
-TIMEOUT = 120.0
-
-
-def split_command(command: str) -> list[str]:
-    """The argv of a command line, one pair of outer quotes dropped (``"nardy serve ..."``)."""
-    text = command.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        text = text[1:-1]
-    try:
-        return shlex.split(text)
-    except ValueError as e:
-        raise UnknownAgent(f"agent ext:{command}: cannot split the command line: {e}") from None
-
-
-def _pump(stream: IO[bytes], lines: queue.Queue) -> None:
-    for line in iter(stream.readline, b""):
-        lines.put(line)
-    lines.put(None)
-
-
-def _stop(proc: subprocess.Popen, reader: threading.Thread, stderr: IO[bytes]) -> None:
-    """End of input asks a protocol server to exit (status 0); kill it if it does not."""
-    try:
-        proc.stdin.close()
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    reader.join(timeout=5)           # it sees the end of the pipe once the process is gone
-    proc.stdout.close()
-    stderr.close()
-
-
-class _Engine:
-    """One running engine process: JSON lines out, JSON lines back through a reader thread."""
-
-    def __init__(self, argv: list[str], who: str):
-        self.who = who
-        self.stderr = tempfile.TemporaryFile()
-        try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self.stderr)
-        except OSError as e:
-            self.stderr.close()
-            raise EngineError(f"agent {who}: cannot start {argv[0]!r}: {e.strerror}") from None
-        self.lines: queue.Queue = queue.Queue()
-        reader = threading.Thread(target=_pump, args=(self.proc.stdout, self.lines), daemon=True)
-        reader.start()
-        self.next_id = 0
-        self.close = weakref.finalize(self, _stop, self.proc, reader, self.stderr)
-
-    def _stderr_tail(self) -> str:
-        if self.stderr.closed:
-            return ""
-        self.stderr.seek(0)
-        tail = self.stderr.read().decode("utf-8", "replace").strip().splitlines()[-3:]
-        return f"; its stderr ends: {' | '.join(tail)}" if tail else ""
-
-    def _died(self) -> EngineError:
-        try:
-            status = self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            status = None
-        msg = (f"agent {self.who}: the engine process exited (status {status})" if status is not None
-               else f"agent {self.who}: the engine process closed its output")
-        msg += self._stderr_tail()
-        self.close()
-        return EngineError(msg)
-
-    def request(self, obj: dict, timeout: float) -> dict:
-        """Send one request (its ``id`` added) and return the answer; an error answer raises."""
-        rid = self.next_id
-        self.next_id += 1
-        try:
-            self.proc.stdin.write((json.dumps({"id": rid, **obj}) + "\n").encode())
-            self.proc.stdin.flush()
-        except (OSError, ValueError):       # broken pipe, or stdin already closed
-            raise self._died() from None
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            self.proc.kill()
-            self.close()
-            raise EngineError(f"agent {self.who}: no answer within {timeout:g} s to the {obj['op']} "
-                              f"request {rid}; the engine was stopped") from None
-        if line is None:
-            raise self._died()
-        try:
-            ans = parse_json(line)
-        except FormatError:
-            self.close()
-            raise EngineError(f"agent {self.who}: unreadable answer line {line[:200]!r} to the "
-                              f"{obj['op']} request {rid}") from None
-        if not isinstance(ans, dict) or ans.get("id") != rid:
-            self.close()
-            raise EngineError(f"agent {self.who}: answer {line[:200]!r} does not carry the id {rid} "
-                              f"of the {obj['op']} request")
-        if "error" in ans:
-            raise EngineError(f"agent {self.who}: the engine answered the {obj['op']} request "
-                              f"with an error: {ans['error']}")
-        return ans
 
 
 class ExternalAgent(Agent):
@@ -146,39 +33,21 @@ class ExternalAgent(Agent):
 
     def __init__(self, command: str | Sequence[str], variant: str | Variant,
                  timeout: float = TIMEOUT, name: str | None = None):
-        self.argv = split_command(command) if isinstance(command, str) else list(command)
-        if not self.argv:
-            raise UnknownAgent('agent ext needs a command line, e.g. ext:"nardy serve --agent heuristic"')
-        if shutil.which(self.argv[0]) is None:
-            raise UnknownAgent(f"agent ext: no program {self.argv[0]!r} found (PATH or path)")
-        self.variant = get_variant(variant)
-        self.timeout = float(timeout)
-        self.name = name or "ext:" + (command if isinstance(command, str) else shlex.join(self.argv))
-        self._engine: _Engine | None = None
-        self.info: dict | None = None
+        self.client = EngineClient(command, variant, timeout, name)
+        self.argv, self.variant, self.timeout, self.name = (
+            self.client.argv, self.client.variant, self.client.timeout, self.client.name)
 
-    def __getstate__(self) -> dict:
-        # A copy in another process (tournament workers) starts an engine of its own.
-        return {**self.__dict__, "_engine": None, "info": None}
+    @property
+    def info(self) -> dict | None:
+        """The engine's ``info`` answer (None before the first request)."""
+        return self.client.info
 
     def _request(self, obj: dict) -> dict:
-        if self._engine is None:
-            self._engine = _Engine(self.argv, self.name)
-            info = self._engine.request({"op": "info"}, self.timeout)
-            if info.get("variant") != self.variant.id:
-                self.close()
-                raise EngineError(f"agent {self.name}: the engine plays variant {info.get('variant')!r}, "
-                                  f"not {self.variant.id!r}")
-            self.info = {k: x for k, x in info.items() if k != "id"}
-        elif not self._engine.close.alive:
-            raise EngineError(f"agent {self.name}: the engine was stopped after an earlier failure")
-        return self._engine.request(obj, self.timeout)
+        return self.client.request(obj)
 
     def close(self) -> None:
         """Stop the engine process (it is started again on the next request)."""
-        if self._engine is not None:
-            self._engine.close()
-            self._engine = None
+        self.client.close()
 
     def __enter__(self) -> ExternalAgent:
         return self

@@ -44,11 +44,11 @@ import threading
 
 import numpy as np
 
-from ..board import BAR, CHECKERS, OFF, OPP_BAR, flip
+from ..board import BAR, OPP_BAR, flip
 from ..errors import UnknownAgent
 from ..formats import xgid as format_xgid
-from ..model import flip_outcomes
-from ..scoring import result_levels
+from ..evaluator import finished
+from ..model import equity, flip_outcomes, terminal_outcomes
 from ..movegen import Afterstates
 from ..search import MoveFilter, filtered_choice
 from ..variants import Variant
@@ -182,8 +182,9 @@ class GnubgAgent(Agent):
         ``plies``; one gnubg call per afterstate (finished games exactly)."""
         b = np.asarray(afterstates)
         eq = np.empty(len(b))
-        done = b[:, OFF] == CHECKERS
-        eq[done] = np.asarray(variant.scoring, float)[result_levels(b[done], variant) - 1]
+        done = finished(b)
+        if done.any():
+            eq[done] = equity(terminal_outcomes(b[done], variant), variant)
         live = np.flatnonzero(~done)
         boards = gnubg_boards(b[live], variant).tolist()
         ctx, evaluate = self.contexts[plies], self.gnubg.evaluate
