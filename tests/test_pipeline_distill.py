@@ -111,6 +111,37 @@ def test_fit_student_makes_new_nets_warm_starts_others_and_leaves_the_rest(teach
     assert seen == ["race"]
 
 
+def test_a_grown_net_starts_from_the_teachers_values_and_is_wider(teacher):
+    """fit.grow_nets: the teacher's 16-unit contact net widened to 24 units values the rows exactly
+    as the teacher before training (the added units send nothing on); after the fit it is the
+    wider net, trained (its weights moved) at fit.learning_rate."""
+    from training.td import widen_copy
+    from nardy_ai.model import NeuralEvaluator
+    ev = as_netset(load_evaluator(teacher, VARIANT))
+    v = ev.variant
+    names = class_names(v)
+    data = open(teacher, "rb").read()
+    _, boards, classes, _ = sample_part(sample_tasks(200, 200, {"contact": 1.0}, names, 1, v, ("s", data), 32)[0])
+    old = ev.members["contact"]
+    wide = NeuralEvaluator.create(v, old.encoder.name, (24,), old.activation)
+    widen_copy(old, wide, "fit.grow_nets", "the teacher")
+    x = old.encoder(boards)
+    with torch.no_grad():
+        assert torch.allclose(old.net(torch.as_tensor(x)), wide.net(torch.as_tensor(x)), atol=1e-6)
+    labels = np.random.default_rng(1).random((len(boards), 5)).astype(np.float32)
+    cfg = config_from_dict(recipe(teacher, fit={"nets": ["contact"], "grow_nets": ["contact"], "hidden": [24],
+                                                "max_epochs": 2, "learning_rate": 0.01}))
+    stats = fit_student(ev, boards, classes, labels, cfg.rounds[0].fit, 5)
+    grown = ev.members["contact"]
+    assert tuple(grown.hidden) == (24,) and stats["contact"]["grown"] and not stats["contact"]["warm"]
+    assert stats["contact"]["learning_rate"] == 0.01
+    assert not torch.equal(grown.net.state_dict()["net.0.weight"][:16], old.net.state_dict()["net.0.weight"])
+    with pytest.raises(ConfigError, match=r"fit.grow_nets \(contact\)\.hidden"):
+        fit_student(as_netset(load_evaluator(teacher, VARIANT)), boards, classes, labels,
+                    config_from_dict(recipe(teacher, fit={"nets": ["contact"], "grow_nets": ["contact"],
+                                                          "hidden": [8], "max_epochs": 1})).rounds[0].fit, 5)
+
+
 # --- the run ---------------------------------------------------------------------------------
 
 def test_a_run_goes_through_every_round_and_phase(finished, teacher):
@@ -215,6 +246,9 @@ def test_config_errors_name_the_round_and_key(teacher):
     for d, msg in [(bad(fit={"lr_halvings": 99}), r"rounds\[2\]\.fit\.lr_halvings"),
                    (bad(sample={"positionz": 3}), r"rounds\[2\]\.sample\.positionz: unknown key"),
                    (bad(fit={"nets": ["kontact"], "warm_nets": []}), r"rounds\[2\]\.fit\.nets: kontact"),
+                   (bad(fit={"grow_nets": ["crashed"], "hidden": []}), r"rounds\[2\]\.fit\.grow_nets: needs fit.hidden"),
+                   (bad(fit={"grow_nets": ["contact"], "warm_nets": ["contact"], "hidden": [8]}),
+                    r"rounds\[2\]\.fit\.grow_nets: a net is grown or warm-started"),
                    (bad(sample={"quotas": {"contact": -1.0}}), r"rounds\[2\]\.sample\.quotas"),
                    (bad(gate={"threshold": "x"}), r"rounds\[2\]\.gate\.threshold: must be a number"),
                    ({**recipe(teacher), "rounds": []}, r"rounds: .*distill"),

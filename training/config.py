@@ -189,7 +189,8 @@ class RoundFitConfig:
     hidden: list[int] = field(default_factory=list)      # new nets' hidden layers ([] = the teacher's: warm start)
     activation: str = ""            # new nets' activation ("" = the teacher net's)
     warm_nets: list[str] = field(default_factory=list)   # of nets: fine-tuned at their own size
-    learning_rate: float = 1e-3     # new nets
+    grow_nets: list[str] = field(default_factory=list)   # of nets: the teacher's net widened to fit.hidden
+    learning_rate: float = 1e-3     # new and grown nets
     warm_learning_rate: float = 2e-4    # warm-started nets
     batch_size: int = 512
     max_epochs: int = 60
@@ -439,6 +440,9 @@ def _validate_rounds(cfg: TrainConfig) -> None:
             (len(ft.hidden) <= MAX_LAYERS and all(0 < h <= MAX_HIDDEN for h in ft.hidden),
              f"fit.hidden: at most {MAX_LAYERS} layers of 1 to {MAX_HIDDEN} units"),
             (set(ft.warm_nets) <= set(ft.nets) or not ft.nets, "fit.warm_nets: every net named must be in fit.nets"),
+            (set(ft.grow_nets) <= set(ft.nets) or not ft.nets, "fit.grow_nets: every net named must be in fit.nets"),
+            (not set(ft.grow_nets) & set(ft.warm_nets), "fit.grow_nets: a net is grown or warm-started, not both"),
+            (bool(ft.hidden) or not ft.grow_nets, "fit.grow_nets: needs fit.hidden, the size the nets grow to"),
             c["learning_rate"],
             (ft.warm_learning_rate > 0, "fit.warm_learning_rate: must be positive"),
             *(c[k] for k in _FIT), c["games"], c["threshold"],
@@ -457,12 +461,12 @@ def _family_classes(variant) -> tuple[str, ...]:
 
 
 def check_round_classes(cfg: TrainConfig, variant) -> None:
-    """Refuse class names in ``rounds[i].sample.quotas``, ``fit.nets`` and ``fit.warm_nets``
+    """Refuse class names in ``rounds[i].sample.quotas``, ``fit.nets``, ``fit.warm_nets`` and ``fit.grow_nets``
     that are not position classes of ``variant``'s family."""
     names = _family_classes(variant)
     for i, r in enumerate(cfg.rounds):
         for key, values in (("sample.quotas", list(r.sample.quotas)), ("fit.nets", r.fit.nets),
-                            ("fit.warm_nets", r.fit.warm_nets)):
+                            ("fit.warm_nets", r.fit.warm_nets), ("fit.grow_nets", r.fit.grow_nets)):
             bad = [n for n in values if n not in names]
             if bad:
                 raise ConfigError(f"rounds[{i + 1}].{key}: {', '.join(bad)} is not a position class of "

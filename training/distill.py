@@ -35,7 +35,9 @@ label
 fit
     The student is a copy of the teacher whose nets ``fit.nets`` are fitted on their classes'
     rows (:func:`fit_student`): new nets of ``fit.hidden`` (seeded) with
-    ``fit.learning_rate``, or warm-started (``fit.warm_nets``, or all when ``fit.hidden`` is
+    ``fit.learning_rate``, grown (``fit.grow_nets``: the teacher's net widened to ``fit.hidden``,
+    its added units sending nothing on at first, so training starts from the teacher's values)
+    with ``fit.learning_rate``, or warm-started (``fit.warm_nets``, or all when ``fit.hidden`` is
     empty) with ``fit.warm_learning_rate``; Adam, binary cross-entropy against the soft
     labels, ``fit.validation`` held out, early stop after ``fit.patience`` epochs without a
     lower held-out loss, or first ``fit.lr_halvings`` returns to the best weights with half
@@ -82,6 +84,7 @@ from nardy_ai.variants import Variant
 
 from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
 from .run import STATE_FORMAT
+from .td import widen_copy
 from .search_targets import (LabellingRun, class_counts, class_quotas, decision_candidates, derive_seed, distinct_boards,
                              evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes, gate_match,
                              initial_evaluator, one_torch_thread, read_npz, sample_afterstates, write_npz)
@@ -239,8 +242,9 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
     """Refit the nets ``fit.nets`` of ``netset`` (in place) on their classes' rows of
     ``boards`` / ``labels`` (:mod:`nardy_ai.model` outcome probabilities): new nets of
     ``fit.hidden`` (``fit.activation`` or the old net's) from ``derive_seed(seed, i)`` with
-    ``fit.learning_rate``, or -- ``fit.warm_nets``, or every net when ``fit.hidden`` is empty
-    -- the net itself with ``fit.warm_learning_rate``.  Nets named in ``done`` (label -> their
+    ``fit.learning_rate`` (``fit.grow_nets``: the old net widened to ``fit.hidden`` first, see
+    :func:`training.td.widen_copy`), or -- ``fit.warm_nets``, or every net when ``fit.hidden``
+    is empty -- the net itself with ``fit.warm_learning_rate``.  Nets named in ``done`` (label -> their
     figures) are skipped (a resumed fit).  ``on_net(label, figures)`` after each net,
     ``on_epoch(label, epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
     figures by net (rows, warm, learning rate, losses, epochs, seconds), or None when ``stop()``
@@ -261,13 +265,17 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
             on_net(label, out[label])
             continue
         warm = not fit.hidden or label in fit.warm_nets
+        grown = not warm and label in fit.grow_nets
         hidden = tuple(member.hidden) if warm else tuple(fit.hidden)
-        activation = member.activation if warm else (fit.activation or member.activation)
+        activation = member.activation if warm or grown else (fit.activation or member.activation)
         s = derive_seed(seed, i)
         if not warm:
             torch.manual_seed(s % 2 ** 63)
+            teacher = member
             member = NeuralEvaluator.create(netset.variant, member.encoder.name, hidden, activation,
                                             device=member.device)
+            if grown:
+                widen_copy(teacher, member, f"fit.grow_nets ({label})", "the teacher")
         lr = fit.warm_learning_rate if warm else fit.learning_rate
         settings = FitSettings(lr, fit.batch_size, fit.max_epochs, fit.patience, fit.validation, fit.lr_halvings)
         x = member.encoder(boards[rows])
@@ -280,7 +288,7 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
             netset.members[label] = member
         else:
             netset.fallback = member
-        res.update(rows=int(len(rows)), hidden=list(hidden), activation=activation, warm=warm,
+        res.update(rows=int(len(rows)), hidden=list(hidden), activation=activation, warm=warm, grown=grown,
                    learning_rate=lr, seconds=time.perf_counter() - t0,
                    val_excess=res["val_loss"] - res["val_entropy"])
         out[label] = res

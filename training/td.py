@@ -82,7 +82,7 @@ def lambda_returns(games: list[FinishedGame], lam: float, variant) -> list[np.nd
     return [out[i, :lengths[i]] for i in range(B)]
 
 
-def _copy_net(src: NeuralEvaluator, dst: NeuralEvaluator, where: str, path: str) -> None:
+def widen_copy(src: NeuralEvaluator, dst: NeuralEvaluator, where: str, path: str) -> None:
     """Give ``dst`` the weights of ``src`` (a warm start; ``where`` names the config key):
     the same number of hidden layers, each at least as wide as ``src``'s, and the same
     activation; ``dst``'s encoder is ``src``'s or extends it.  ``dst`` then values exactly as
@@ -270,7 +270,7 @@ class Trainer(Run):
     def _warm_start(self, path: str) -> None:
         """Start from the weights of checkpoint ``path``.  A single net starts from a single
         net; every net of a net set from the source's net for its class (a single-net source:
-        that net).  Each copy (:func:`_copy_net`) needs the same activation, as many hidden
+        that net).  Each copy (:func:`widen_copy`) needs the same activation, as many hidden
         layers, each at least as wide, and the same encoder or one that extends the source's
         (:func:`nardy_ai.encoding.extends`); extra inputs and added units start at zero
         weight where they would change a value, so the copy values exactly as the source."""
@@ -286,16 +286,16 @@ class Trainer(Run):
                 src = source.fallback if label == FALLBACK else source.member_for(label)
                 if not isinstance(src, NeuralEvaluator):
                     raise ConfigError(f"{where}: {path} has no net for {label} to start it from")
-                _copy_net(src, net, where, path)
+                widen_copy(src, net, where, path)
             return
         if isinstance(other, NetSet):
             raise ConfigError(f"model.init_from: {path} holds a net set; a single net starts from a single net")
         from nardy_ai.encoding import extends
         mine, theirs = self.ev.state(), other.state()
-        for key in ("encoder", "activation"):       # hidden sizes: _copy_net (wider is fine)
+        for key in ("encoder", "activation"):       # hidden sizes: widen_copy (wider is fine)
             if theirs[key] != mine[key] and not (key == "encoder" and extends(self.ev.encoder, other.encoder)):
                 raise ConfigError(f"model.init_from: {path} has {key} {theirs[key]!r}, this config {mine[key]!r}")
-        _copy_net(other, self.ev, "model", path)
+        widen_copy(other, self.ev, "model", path)
 
     @property
     def opt(self) -> torch.optim.Optimizer:
