@@ -178,3 +178,20 @@ class EngineClient:
         if self.engine is not None:
             self.engine.close()
             self.engine = None
+
+
+class UsesEngine:
+    """For objects that talk to an engine through ``self.client`` (an :class:`EngineClient`):
+    :meth:`close` stops the process, and the object is a context manager that closes it."""
+
+    client: EngineClient
+
+    def close(self) -> None:
+        """Stop the engine process (it is started again on the next request)."""
+        self.client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -39,7 +39,7 @@ import numpy as np
 
 from .bearoff import BearoffEvaluator
 from .board import CHECKERS, OFF, board_to_json
-from .engine_process import TIMEOUT, EngineClient
+from .engine_process import TIMEOUT, EngineClient, UsesEngine
 from .errors import EngineError
 from .model import CheckpointError, NeuralEvaluator, load_checkpoint, n_outputs, terminal_outcomes
 from .netset import NetSet, adopt_state
@@ -87,7 +87,7 @@ def outcomes(ev: Evaluator, afterstates: np.ndarray, values=None) -> np.ndarray:
     return out
 
 
-class ExternalEvaluator:
+class ExternalEvaluator(UsesEngine):
     """The evaluator of an external engine (``ext:CMD``): a process speaking the agent protocol
     (:mod:`nardy_ai.engine_process`, the channel the ``ext:`` agent uses too) that answers its
     ``evaluate`` op, ``nardy serve --agent SPEC`` for any agent with an evaluator among them.
@@ -121,16 +121,6 @@ class ExternalEvaluator:
                               f"{len(boards)} entries, each with 'probabilities': {k} numbers in 0-1, got "
                               f"{json.dumps(ans)[:200]}")
         return probs
-
-    def close(self) -> None:
-        """Stop the engine process (it is started again on the next request)."""
-        self.client.close()
-
-    def __enter__(self) -> ExternalEvaluator:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def evaluator_from_state(state, variant=None, device=None) -> NeuralEvaluator | NetSet:

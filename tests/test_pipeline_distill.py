@@ -18,7 +18,7 @@ from nardy_ai.evaluator import load_evaluator
 from nardy_ai.netset import as_netset
 from nardy_ai.variants import get_variant
 from training.config import ConfigError, config_from_dict
-from training.distill import (DistillRun, fit_student, merge_parts, plan, rivals_part, RivalsTask,
+from training.distill import (DistillRun, check_growth, fit_student, merge_parts, plan, rivals_part, RivalsTask,
                               sample_part, sample_tasks)
 from training.plan import train_plan
 
@@ -136,6 +136,10 @@ def test_a_grown_net_starts_from_the_teachers_values_and_is_wider(teacher):
     assert tuple(grown.hidden) == (24,) and stats["contact"]["grown"] and not stats["contact"]["warm"]
     assert stats["contact"]["learning_rate"] == 0.01
     assert not torch.equal(grown.net.state_dict()["net.0.weight"][:16], old.net.state_dict()["net.0.weight"])
+    with pytest.raises(ConfigError, match=r"rounds\[2\]\.fit\.grow_nets: the contact net has hidden \[8\] there"):
+        d = recipe(teacher)          # round 1 refits contact at 8 units: round 2 cannot grow it to 6
+        d["rounds"][1]["fit"] = {**d["rounds"][1]["fit"], "warm_nets": [], "grow_nets": ["contact"], "hidden": [6]}
+        check_growth(config_from_dict(d), {"contact": [16], "crashed": [16], "race": [16]})
     with pytest.raises(ConfigError, match=r"fit.grow_nets \(contact\)\.hidden"):
         fit_student(as_netset(load_evaluator(teacher, VARIANT)), boards, classes, labels,
                     config_from_dict(recipe(teacher, fit={"nets": ["contact"], "grow_nets": ["contact"],

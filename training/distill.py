@@ -230,6 +230,23 @@ class FitSettings:
     lr_halvings: int
 
 
+def check_growth(cfg: TrainConfig, hidden: dict[str, list[int]]) -> None:
+    """Refuse a round whose ``fit.grow_nets`` would shrink a net: ``hidden`` is the starting
+    net set's hidden layers by class; each round's new and grown nets take ``fit.hidden``, so
+    a grown net needs as many layers as its teacher's, each at least as wide."""
+    hidden = dict(hidden)
+    for i, r in enumerate(cfg.rounds):
+        ft = r.fit
+        for c in ft.nets or list(hidden):
+            if c not in hidden or not ft.hidden or c in ft.warm_nets:
+                continue
+            old = hidden[c]
+            if c in ft.grow_nets and (len(old) != len(ft.hidden) or any(n < o for o, n in zip(old, ft.hidden))):
+                raise ConfigError(f"rounds[{i + 1}].fit.grow_nets: the {c} net has hidden {old} there, "
+                                  f"fit.hidden {list(ft.hidden)} (growing needs as many layers, each at least as wide)")
+            hidden[c] = list(ft.hidden)
+
+
 def nets_to_fit(netset, fit) -> list[str]:
     """The labels of the nets a round refits: ``fit.nets`` or every class a net values."""
     return list(fit.nets) or fitted_classes(netset)
@@ -471,6 +488,7 @@ class DistillRun(LabellingRun):
                 if c not in have:
                     raise ConfigError(f"rounds[{i + 1}].fit.nets: the starting net set has no net for "
                                       f"{c} (nets: {', '.join(have)})")
+        check_growth(self.cfg, {k: list(m.hidden) for k, m in as_netset(ev).nets().items()})
         return ev
 
     def _start_payload(self, ev) -> dict:

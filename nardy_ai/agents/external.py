@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..board import board_from_json, board_to_json
-from ..engine_process import TIMEOUT, EngineClient
+from ..engine_process import TIMEOUT, EngineClient, UsesEngine
 from ..errors import EngineError, FormatError, IllegalPlay, NardyError
 from ..movegen import Afterstates
 from ..notation import find_play
@@ -28,7 +28,7 @@ from ..variants import Variant
 from .base import Agent
 
 
-class ExternalAgent(Agent):
+class ExternalAgent(UsesEngine, Agent):
     """A player that is another process speaking the agent protocol."""
 
     def __init__(self, command: str | Sequence[str], variant: str | Variant,
@@ -44,16 +44,6 @@ class ExternalAgent(Agent):
 
     def _request(self, obj: dict) -> dict:
         return self.client.request(obj)
-
-    def close(self) -> None:
-        """Stop the engine process (it is started again on the next request)."""
-        self.client.close()
-
-    def __enter__(self) -> ExternalAgent:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator) -> np.ndarray:
         if after.positions is None or after.dice is None:
