@@ -61,9 +61,10 @@ def test_short_names_for_display():
     assert registry.short_name(f"td:{champ.path}") == "bg-champion"
     assert registry.short_name(f"td:{champ.path}@1ply+cube2ply") == "bg-champion@1ply+cube2ply"
     assert registry.short_name("td:elsewhere/x.pt") is None and registry.short_name("pubeval") is None
-    long_net = registry.champion("long").path            # one file, two entries: the variant's wins
-    assert registry.short_name(f"td:{long_net}", "long_dave") == "long-dave-champion"
-    assert registry.short_name(f"td:{long_net}", "long") == "long-champion"
+    shared = registry.champion("long_dave").path        # one file, two entries: the variant's wins
+    assert registry.short_name(f"td:{shared}", "long_dave") == "long-dave-champion"
+    assert registry.short_name(f"td:{shared}", "long") == "long-search-targets"
+    assert registry.short_name(f"td:{registry.champion('long').path}", "long") == "long-champion"
 
 
 def test_the_checkpoints_folder_holds_what_the_registry_names():
