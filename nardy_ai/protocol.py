@@ -23,8 +23,8 @@ none or cannot be read).  Blank lines are not requests and get no answer.
     ``P(win at level >= l)`` and ``P(lose at level >= l)`` for ``l = 2..L``: backgammon win,
     gammon, backgammon, gammon loss, backgammon loss; a net of a sibling variant answers in
     its own variant's levels), the static (0-ply) evaluation whatever the agent's search
-    depth.  Finished games get their exact result (:func:`nardy_ai.evaluator.outcomes`).  An agent without an evaluator (random, heuristic,
-    pubeval, human, gnubg, ext) answers an error.
+    depth.  Finished games get their exact result (:func:`nardy_ai.evaluator.outcomes`).  An
+    agent without an evaluator (random, heuristic, pubeval, human, gnubg, ext) answers an error.
 ``info``
     ``{"name", "variant", "version"}`` (and ``variant_version``, the rules version).
 

@@ -84,7 +84,7 @@ from nardy_ai.variants import Variant
 
 from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
 from .run import STATE_FORMAT
-from .td import widen_copy
+from .td import can_widen, widen_copy
 from .search_targets import (LabellingRun, class_counts, class_quotas, decision_candidates, derive_seed, distinct_boards,
                              evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes, gate_match,
                              initial_evaluator, one_torch_thread, read_npz, sample_afterstates, write_npz)
@@ -230,21 +230,28 @@ class FitSettings:
     lr_halvings: int
 
 
+def refit_hidden(fit, label: str, old: list[int]) -> list[int]:
+    """The hidden layers a round's fit gives the net of class ``label`` whose hidden layers are
+    ``old``: ``fit.hidden`` for new and grown nets, ``old`` for warm-started ones (``fit.warm_nets``,
+    or every net when ``fit.hidden`` is empty)."""
+    return list(old) if not fit.hidden or label in fit.warm_nets else list(fit.hidden)
+
+
 def check_growth(cfg: TrainConfig, hidden: dict[str, list[int]]) -> None:
     """Refuse a round whose ``fit.grow_nets`` would shrink a net: ``hidden`` is the starting
-    net set's hidden layers by class; each round's new and grown nets take ``fit.hidden``, so
-    a grown net needs as many layers as its teacher's, each at least as wide."""
+    net set's hidden layers by class, followed through the rounds (:func:`refit_hidden`); a
+    grown net needs as many layers as its teacher's, each at least as wide."""
     hidden = dict(hidden)
     for i, r in enumerate(cfg.rounds):
         ft = r.fit
         for c in ft.nets or list(hidden):
-            if c not in hidden or not ft.hidden or c in ft.warm_nets:
+            if c not in hidden:
                 continue
-            old = hidden[c]
-            if c in ft.grow_nets and (len(old) != len(ft.hidden) or any(n < o for o, n in zip(old, ft.hidden))):
+            old, new = hidden[c], refit_hidden(ft, c, hidden[c])
+            if c in ft.grow_nets and not can_widen(old, new):
                 raise ConfigError(f"rounds[{i + 1}].fit.grow_nets: the {c} net has hidden {old} there, "
-                                  f"fit.hidden {list(ft.hidden)} (growing needs as many layers, each at least as wide)")
-            hidden[c] = list(ft.hidden)
+                                  f"fit.hidden {new} (growing needs as many layers, each at least as wide)")
+            hidden[c] = new
 
 
 def nets_to_fit(netset, fit) -> list[str]:
@@ -283,7 +290,7 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
             continue
         warm = not fit.hidden or label in fit.warm_nets
         grown = not warm and label in fit.grow_nets
-        hidden = tuple(member.hidden) if warm else tuple(fit.hidden)
+        hidden = tuple(refit_hidden(fit, label, member.hidden))
         activation = member.activation if warm or grown else (fit.activation or member.activation)
         s = derive_seed(seed, i)
         if not warm:
@@ -412,7 +419,7 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
         total = sum(shares.values()) or 1.0
         fit_s, nets = 0.0, []
         for c in (ft.nets or list(teacher_hidden)):
-            hidden = list(ft.hidden) if ft.hidden and c not in ft.warm_nets else teacher_hidden.get(c, [80])
+            hidden = refit_hidden(ft, c, teacher_hidden.get(c, [80]))
             key = f"{inputs.get(c, 238)}x{'x'.join(map(str, hidden))}"
             per_s = rates["fit_rows_per_s"].get(key) or min(rates["fit_rows_per_s"].values(), default=20000)
             n = rows * shares.get(c, 0) / total

@@ -82,6 +82,12 @@ def lambda_returns(games: list[FinishedGame], lam: float, variant) -> list[np.nd
     return [out[i, :lengths[i]] for i in range(B)]
 
 
+def can_widen(old: tuple[int, ...] | list[int], new: tuple[int, ...] | list[int]) -> bool:
+    """Whether a net of hidden layers ``old`` can be copied into one of ``new`` (:func:`widen_copy`):
+    as many layers, each at least as wide."""
+    return len(old) == len(new) and all(n >= o for o, n in zip(old, new))
+
+
 def widen_copy(src: NeuralEvaluator, dst: NeuralEvaluator, where: str, path: str) -> None:
     """Give ``dst`` the weights of ``src`` (a warm start; ``where`` names the config key):
     the same number of hidden layers, each at least as wide as ``src``'s, and the same
@@ -92,7 +98,7 @@ def widen_copy(src: NeuralEvaluator, dst: NeuralEvaluator, where: str, path: str
     from nardy_ai.encoding import extends
 
     from .config import ConfigError
-    if len(src.hidden) != len(dst.hidden) or any(d < s for s, d in zip(src.hidden, dst.hidden)):
+    if not can_widen(src.hidden, dst.hidden):
         raise ConfigError(f"{where}.hidden: {path} has hidden {list(src.hidden)}, this net "
                           f"{list(dst.hidden)} (a warm start needs as many layers, each at least as wide)")
     if src.activation != dst.activation:
