@@ -279,6 +279,46 @@ def test_resume_may_add_rounds_but_not_change_begun_ones(finished, teacher, tmp_
                                                                                           "third"]
 
 
+def test_fit_history_adds_earlier_rounds_rows_and_may_be_set_until_the_fit_begins(finished, teacher, tmp_path):
+    ref, _ = finished
+    out = tmp_path / "run"
+    shutil.copytree(ref, out)
+    state = json.loads((out / "state.json").read_text())
+    d = recipe(teacher)
+    d["rounds"][1]["fit"] = {**d["rounds"][1]["fit"], "history": 1}
+    (out / "state.json").write_text(json.dumps(dict(state, round=2, phase="fit", history=state["history"][:1])))
+    with pytest.raises(Exception, match=r"rounds 2 .*already begun"):     # its fit has begun: frozen
+        DistillRun(config_from_dict(d), str(out), resume=True, jobs=1)
+    (out / "state.json").write_text(json.dumps(dict(state, round=2, phase="label", history=state["history"][:1])))
+    lines = []
+    run = DistillRun(config_from_dict(d), str(out), resume=True, jobs=1, print_fn=lines.append)
+    assert len(run.fit_labels(2)[0]) == len(run.read_labels(1)[0]) + len(run.read_labels(2)[0])
+    run.run(progress=False)
+    run.close()
+    ref1, ref2 = (load_checkpoint(ref / f"rounds/0{r}/candidate.pt")["fit"] for r in (1, 2))
+    new2 = load_checkpoint(out / "rounds/02/candidate.pt")["fit"]
+    for net in ("contact", "crashed"):
+        assert new2[net]["rows"] == ref1[net]["rows"] + ref2[net]["rows"]
+    # an earlier round's labels gone (a moved folder): said, and the fit uses the round's own rows
+    shutil.rmtree(out / "rounds/01/labels")
+    (out / "rounds/02/partial.pt").unlink()
+    state = json.loads((out / "state.json").read_text())          # the config with fit.history saved
+    (out / "state.json").write_text(json.dumps(dict(state, round=2, phase="fit", history=state["history"][:1])))
+    lines.clear()
+    run = DistillRun(config_from_dict(d), str(out), resume=True, jobs=1, print_fn=lines.append)
+    run.run(progress=False)
+    run.close()
+    assert any("round 1's labels are not on disk" in str(x) for x in lines)
+    assert load_checkpoint(out / "rounds/02/candidate.pt")["fit"]["contact"]["rows"] == ref2["contact"]["rows"]
+
+
+def test_fit_history_reaches_back_at_most_to_round_1(teacher):
+    d = recipe(teacher)
+    d["rounds"][0]["fit"] = {**d["rounds"][0]["fit"], "history": 1}
+    with pytest.raises(ConfigError, match=r"rounds\[1\]\.fit\.history: must be 0 to 0"):
+        config_from_dict(d)
+
+
 # --- the plan ----------------------------------------------------------------------------------
 
 def test_plan_sizes_and_hours_follow_the_rates(teacher):
@@ -296,6 +336,12 @@ def test_plan_sizes_and_hours_follow_the_rates(teacher):
     assert fit["seconds"] == pytest.approx(label["rows"] * 3 / 1000)           # all rows, 3 epochs, 8 units
     assert by[(2, "fit")]["seconds"] == pytest.approx(150 * 2 / 500)          # warm contact: its 16 units
     assert (2, "rivals") not in by and by[(2, "gate")]["seconds"] == pytest.approx(2.0)
+    d = recipe(teacher)
+    d["rounds"][1]["fit"] = {**d["rounds"][1]["fit"], "history": 1}
+    with_history = plan(config_from_dict(d), rates, jobs=2, threads=1,
+                        teacher_hidden={"contact": [16], "crashed": [16], "race": [16]})
+    fit2 = next(s for s in with_history if s["round"] == 2 and s["stage"] == "fit")
+    assert fit2["rows"] == label["rows"] + 150                                # round 1's rows join round 2's
     text = train_plan(cfg, jobs=2, rates=rates)
     assert "first" in text and "second" in text and "total:" in text and "hours" in text
 

@@ -197,6 +197,7 @@ class RoundFitConfig:
     patience: int = 4               # epochs without a better validation loss before stopping (or halving)
     lr_halvings: int = 0            # on a plateau: back to the best weights, half the step, this many times
     validation: float = 0.02        # share of each net's afterstates held out
+    history: int = 0                # earlier rounds of the run whose labelled rows join the fit
 
 
 @dataclass
@@ -443,6 +444,7 @@ def _validate_rounds(cfg: TrainConfig) -> None:
             (set(ft.grow_nets) <= set(ft.nets) or not ft.nets, "fit.grow_nets: every net named must be in fit.nets"),
             (not set(ft.grow_nets) & set(ft.warm_nets), "fit.grow_nets: a net is grown or warm-started, not both"),
             (bool(ft.hidden) or not ft.grow_nets, "fit.grow_nets: needs fit.hidden, the size the nets grow to"),
+            (0 <= ft.history <= i, f"fit.history: must be 0 to {i} (the rounds before round {i + 1})"),
             c["learning_rate"],
             (ft.warm_learning_rate > 0, "fit.warm_learning_rate: must be positive"),
             *(c[k] for k in _FIT), c["games"], c["threshold"],

@@ -69,7 +69,7 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
 import numpy as np
@@ -85,7 +85,7 @@ from nardy_ai.variants import Variant
 from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
 from .run import STATE_FORMAT
 from .td import can_widen, widen_copy
-from .search_targets import (LabellingRun, class_counts, class_quotas, decision_candidates, derive_seed, distinct_boards,
+from .search_targets import (LabellingRun, SearchTargetsError, class_counts, class_quotas, decision_candidates, derive_seed, distinct_boards,
                              evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes, gate_match,
                              initial_evaluator, one_torch_thread, read_npz, sample_afterstates, write_npz)
 
@@ -237,12 +237,13 @@ def refit_hidden(fit, label: str, old: list[int]) -> list[int]:
     return list(old) if not fit.hidden or label in fit.warm_nets else list(fit.hidden)
 
 
-def check_growth(cfg: TrainConfig, hidden: dict[str, list[int]]) -> None:
-    """Refuse a round whose ``fit.grow_nets`` would shrink a net: ``hidden`` is the starting
-    net set's hidden layers by class, followed through the rounds (:func:`refit_hidden`); a
-    grown net needs as many layers as its teacher's, each at least as wide."""
+def check_growth(cfg: TrainConfig, hidden: dict[str, list[int]], first: int = 1) -> None:
+    """Refuse a round whose ``fit.grow_nets`` would shrink a net: ``hidden`` is the hidden
+    layers by class of the net set round ``first`` starts from (the starting net set for
+    round 1), followed through the rounds (:func:`refit_hidden`); a grown net needs as many
+    layers as its teacher's, each at least as wide."""
     hidden = dict(hidden)
-    for i, r in enumerate(cfg.rounds):
+    for i, r in enumerate(cfg.rounds[first - 1:], start=first - 1):
         ft = r.fit
         for c in ft.nets or list(hidden):
             if c not in hidden:
@@ -394,11 +395,11 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
     """The stages of a distillation recipe with their sizes and, from ``rates``
     (:func:`measure_rates`), estimated seconds on ``jobs`` processes (sample, rivals, label:
     the one-process rate times ``jobs``) and ``threads`` torch threads (fit: one epoch of a
-    net's rows at the measured rows/s, times ``fit.max_epochs`` -- an upper bound, early stop
+    net's rows -- the round's and those of its ``fit.history`` rounds -- at the measured rows/s, times ``fit.max_epochs`` -- an upper bound, early stop
     usually ends sooner -- with threads counted at 0.7 each beyond the first), and the bytes
     they write.  Rivals add about ``candidates`` - 2.6 new rows a decision (measured: 5 rivals
     of 300,000 decisions gave 698,296 new rows)."""
-    out = []
+    out, round_rows = [], []
     teacher_hidden = teacher_hidden or {}
     inputs = inputs or {}
     speedup = 1 + 0.7 * max(threads - 1, 0)
@@ -407,6 +408,8 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
         name = r.name or f"round {i + 1}"
         rivals = int(s.decisions * max(s.candidates - 2.6, 0.5)) if s.decisions else 0
         rows = s.positions + rivals
+        round_rows.append(rows)
+        fit_rows = sum(round_rows[max(0, i - ft.history):])
         lrate = rates["label_per_s"] if lb.plies == 1 else rates["label2_per_s"]
         out.append({"round": i + 1, "name": name, "stage": "sample", "rows": s.positions,
                     "seconds": s.positions / (rates["sample_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * s.positions})
@@ -422,10 +425,10 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
             hidden = refit_hidden(ft, c, teacher_hidden.get(c, [80]))
             key = f"{inputs.get(c, 238)}x{'x'.join(map(str, hidden))}"
             per_s = rates["fit_rows_per_s"].get(key) or min(rates["fit_rows_per_s"].values(), default=20000)
-            n = rows * shares.get(c, 0) / total
+            n = fit_rows * shares.get(c, 0) / total
             fit_s += n * ft.max_epochs / (per_s * speedup)
             nets.append(f"{c} {hidden} ~{n:,.0f} rows")
-        out.append({"round": i + 1, "name": name, "stage": "fit", "rows": rows, "nets": nets,
+        out.append({"round": i + 1, "name": name, "stage": "fit", "rows": fit_rows, "nets": nets,
                     "max_epochs": ft.max_epochs, "seconds": fit_s, "bytes": 0})
         out.append({"round": i + 1, "name": name, "stage": "gate", "rows": r.gate.games,
                     "seconds": r.gate.games / rates["gate_games_per_s"], "bytes": 0})
@@ -511,10 +514,23 @@ class DistillRun(LabellingRun):
         saved = config_from_dict(self.state["config"]).to_dict()
         now = self.cfg.to_dict()
         begun = min(self.state["round"], len(saved["rounds"]))
-        if now["rounds"][:begun] != saved["rounds"][:begun]:
-            bad = [i + 1 for i in range(begun) if i >= len(now["rounds"]) or now["rounds"][i] != saved["rounds"][i]]
+        # the round in progress may still change its fit and gate until its fit begins
+        open_fit = self.state["round"] <= len(saved["rounds"]) and self.state["phase"] in ("sample", "rivals", "label")
+
+        def frozen(rounds, i):
+            keep = rounds[i] if i < len(rounds) else None
+            if keep is not None and open_fit and i == begun - 1:
+                keep = {k: v for k, v in keep.items() if k not in ("fit", "gate")}
+            return keep
+
+        bad = [i + 1 for i in range(begun) if frozen(now["rounds"], i) != frozen(saved["rounds"], i)]
+        if bad:
+            what = (f"only its fit and gate may change before its fit begins, and rounds after round {begun} be "
+                    f"added or changed" if open_fit else f"only rounds after round {begun} may be added or changed")
             raise NardyError(f"the config changes rounds {', '.join(map(str, bad))} of {self.run_dir}, already "
-                             f"begun; only rounds after round {begun} may be added or changed")
+                             f"begun; {what}")
+        if open_fit and now["rounds"] != saved["rounds"]:
+            check_growth(self.cfg, {k: list(m.hidden) for k, m in as_netset(self._teacher()).nets().items()}, begun)
         self._require_same_config(saved, now, ("run", "ray", "rounds"))
         if now != saved:
             self.state["config"] = now
@@ -650,16 +666,32 @@ class DistillRun(LabellingRun):
 
     # --- phase: fit ------------------------------------------------------------------
 
+    def fit_labels(self, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What round ``r`` fits on: its own labelled rows and those of the ``fit.history``
+        rounds before it (labelled by their own teachers), oldest first.  An earlier round
+        whose label chunks are gone (a run folder moved without them) is left out, with a line
+        saying so."""
+        parts = []
+        for h in range(max(1, r - self.cfg.rounds[r - 1].fit.history), r):
+            try:
+                parts.append(self.read_labels(h))
+            except (OSError, DistillError, SearchTargetsError):
+                self.print(f"round {r}: round {h}'s labels are not on disk; fitting without them")
+        parts.append(self.read_labels(r))
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+
     def fit_phase(self, r: int) -> bool:
         """The student: the teacher with ``fit.nets`` refitted; ``candidate.pt``.  Each net
-        finished is kept in ``partial.pt`` (a resumed fit starts at the next net)."""
+        finished is kept in ``partial.pt`` (a resumed fit with the same fit settings starts at the
+        next net)."""
         ft = self.cfg.rounds[r - 1].fit
-        boards, classes, labels = self.read_labels(r)
+        boards, classes, labels = self.fit_labels(r)
         partial = self._path(r, "partial.pt")
         done = {}
         if os.path.exists(partial):
             payload = load_checkpoint(partial)
-            if payload.get("round") == r and payload.get("teacher_sha256") == self._checkpoint_bytes()[0]:
+            if (payload.get("round") == r and payload.get("teacher_sha256") == self._checkpoint_bytes()[0]
+                    and payload.get("fit_settings", asdict(ft)) == asdict(ft)):
                 student = evaluator_from_state(payload["evaluator"], self.v, self.device)
                 done = payload.get("fit", {})
             else:
@@ -686,7 +718,7 @@ class DistillRun(LabellingRun):
                 bars[label].close()
             stats_so_far[label] = figures
             save_checkpoint(partial, evaluator_payload(netset, self.cfg, r, round=r, teacher_sha256=sha,
-                                                       fit=dict(stats_so_far)))
+                                                       fit=dict(stats_so_far), fit_settings=asdict(ft)))
             if "val_loss" in figures:
                 self.print(f"round {r}: {label} net fitted on {figures['rows']:,} rows: held-out excess "
                            f"{figures['val_excess']:.2e} (best epoch {figures['best_epoch']} of "
