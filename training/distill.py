@@ -38,11 +38,12 @@ fit
     ``fit.learning_rate``, grown (``fit.grow_nets``: the teacher's net widened to ``fit.hidden``,
     its added units sending nothing on at first, so training starts from the teacher's values)
     with ``fit.learning_rate``, or warm-started (``fit.warm_nets``, or all when ``fit.hidden`` is
-    empty) with ``fit.warm_learning_rate``; Adam, binary cross-entropy against the soft
-    labels, ``fit.validation`` held out, early stop after ``fit.patience`` epochs without a
-    lower held-out loss, or first ``fit.lr_halvings`` returns to the best weights with half
-    the learning rate.  After each net the set so far is written (``partial.pt``): a kill
-    loses at most the net being fitted.  Result: ``candidate.pt``.
+    empty) with ``fit.warm_learning_rate``.  The rows: the round's own and those of the
+    ``fit.history`` rounds before it (labelled by their own teachers).  Adam, binary
+    cross-entropy against the soft labels, ``fit.validation`` held out, early stop after
+    ``fit.patience`` epochs without a lower held-out loss, or first ``fit.lr_halvings``
+    returns to the best weights with half the learning rate.  After each net the set so far
+    is written (``partial.pt``): a kill loses at most the net being fitted.  Result: ``candidate.pt``.
 gate
     The student against the teacher at 0 ply, ``gate.games`` in duplicate-dice pairs; it
     becomes ``current.pt`` (the next teacher) when its points per game are at least
@@ -60,7 +61,8 @@ The run folder::
 To resume on another machine only ``config.toml``, ``options.json``, ``state.json``,
 ``current.pt``, ``metrics.jsonl`` and the finished rounds' ``candidate.pt`` / ``gate.json``
 are needed: a round whose files are missing starts again at the first phase whose inputs are
-gone (all phases are seeded, so it draws and labels the same rows).
+gone (all phases are seeded, so it draws and labels the same rows).  A resumed run may add
+rounds, and the round in progress may change its ``fit`` and ``gate`` until its fit begins.
 """
 
 from __future__ import annotations
@@ -85,9 +87,10 @@ from nardy_ai.variants import Variant
 from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
 from .run import STATE_FORMAT
 from .td import can_widen, widen_copy
-from .search_targets import (LabellingRun, SearchTargetsError, class_counts, class_quotas, decision_candidates, derive_seed, distinct_boards,
-                             evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes, gate_match,
-                             initial_evaluator, one_torch_thread, read_npz, sample_afterstates, write_npz)
+from .search_targets import (LabellingRun, SearchTargetsError, class_counts, class_quotas, decision_candidates,
+                             derive_seed, distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net,
+                             fitted_classes, gate_match, initial_evaluator, one_torch_thread, read_npz,
+                             sample_afterstates, write_npz)
 
 #: Version of the part, samples and chunk files of a distillation run.
 FORMAT = 1
@@ -395,9 +398,9 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
     """The stages of a distillation recipe with their sizes and, from ``rates``
     (:func:`measure_rates`), estimated seconds on ``jobs`` processes (sample, rivals, label:
     the one-process rate times ``jobs``) and ``threads`` torch threads (fit: one epoch of a
-    net's rows -- the round's and those of its ``fit.history`` rounds -- at the measured rows/s, times ``fit.max_epochs`` -- an upper bound, early stop
-    usually ends sooner -- with threads counted at 0.7 each beyond the first), and the bytes
-    they write.  Rivals add about ``candidates`` - 2.6 new rows a decision (measured: 5 rivals
+    net's rows -- the round's and those of its ``fit.history`` rounds -- at the measured
+    rows/s, times ``fit.max_epochs`` -- an upper bound, early stop usually ends sooner -- with
+    threads counted at 0.7 each beyond the first), and the bytes they write.  Rivals add about ``candidates`` - 2.6 new rows a decision (measured: 5 rivals
     of 300,000 decisions gave 698,296 new rows)."""
     out, round_rows = [], []
     teacher_hidden = teacher_hidden or {}
@@ -515,7 +518,8 @@ class DistillRun(LabellingRun):
         now = self.cfg.to_dict()
         begun = min(self.state["round"], len(saved["rounds"]))
         # the round in progress may still change its fit and gate until its fit begins
-        open_fit = self.state["round"] <= len(saved["rounds"]) and self.state["phase"] in ("sample", "rivals", "label")
+        open_fit = (self.state["round"] <= len(saved["rounds"])
+                    and self.state["phase"] in ("sample", "rivals", "label"))
 
         def frozen(rounds, i):
             keep = rounds[i] if i < len(rounds) else None
