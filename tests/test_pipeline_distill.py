@@ -334,7 +334,10 @@ def test_plan_sizes_and_hours_follow_the_rates(teacher):
     assert label["seconds"] == pytest.approx(label["rows"] / (50 * 2)) and label["rows"] > 300
     fit = by[(1, "fit")]
     assert fit["seconds"] == pytest.approx(label["rows"] * 3 / 1000)           # all rows, 3 epochs, 8 units
-    assert by[(2, "fit")]["seconds"] == pytest.approx(150 * 2 / 500)          # warm contact: its 16 units
+    # round 2: warm contact at the 8 units round 1 gave it (75 rows), a new 6-unit crashed net at
+    # the slowest rate measured (75 rows), 2 epochs each
+    assert by[(2, "fit")]["seconds"] == pytest.approx(75 * 2 / 1000 + 75 * 2 / 500)
+    assert by[(2, "fit")]["nets"][0].startswith("contact [8]")
     assert (2, "rivals") not in by and by[(2, "gate")]["seconds"] == pytest.approx(2.0)
     d = recipe(teacher)
     d["rounds"][1]["fit"] = {**d["rounds"][1]["fit"], "history": 1}

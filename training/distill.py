@@ -404,6 +404,7 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
     of 300,000 decisions gave 698,296 new rows)."""
     out, round_rows = [], []
     teacher_hidden = teacher_hidden or {}
+    sizes = dict(teacher_hidden)             # each net's hidden layers as the rounds leave them
     inputs = inputs or {}
     speedup = 1 + 0.7 * max(threads - 1, 0)
     for i, r in enumerate(cfg.rounds):
@@ -425,7 +426,8 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
         total = sum(shares.values()) or 1.0
         fit_s, nets = 0.0, []
         for c in (ft.nets or list(teacher_hidden)):
-            hidden = refit_hidden(ft, c, teacher_hidden.get(c, [80]))
+            hidden = refit_hidden(ft, c, sizes.get(c, [80]))
+            sizes[c] = hidden
             key = f"{inputs.get(c, 238)}x{'x'.join(map(str, hidden))}"
             per_s = rates["fit_rows_per_s"].get(key) or min(rates["fit_rows_per_s"].values(), default=20000)
             n = fit_rows * shares.get(c, 0) / total
