@@ -326,6 +326,9 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
 
 # --- measured rates and the plan -------------------------------------------------------------
 
+#: Self-play games in lockstep that give :func:`measure_rates` its rows spread over whole games.
+SPREAD_GAMES = 4
+
 #: Bytes on disk per row: a part or samples file (board 28 + class 1), a label chunk (board,
 #: class, 5 or 6 float32 labels), the encoded rows of a fit (in memory only).
 BYTES_SAMPLE_ROW, BYTES_CHUNK_ROW = 29, 29 + 4 * 6
@@ -341,7 +344,8 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
     split as ``shares``, default the net classes equally, with the recipe's ``keep``,
     ``epsilon`` and ``parallel_games``), 1-ply
     labels per second (``label_per_s``), 2-ply labels per second (``label2_per_s``, from a few
-    rows), decisions turned into rivals per second (``rivals_per_s``), duplicate gate games
+    rows), decisions turned into rivals per second (``rivals_per_s``) -- these three on rows of
+    :data:`SPREAD_GAMES` games played to their ends, as a round's rows are -- duplicate gate games
     per second (``gate_games_per_s``) and, for ``fits`` (label, hidden, encoder inputs), the
     rows fitted per second and torch thread for one epoch (``fit_rows_per_s``)."""
     from nardy_ai.search import search_values
@@ -355,18 +359,23 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
         s = sample_afterstates(ev, class_quotas(sample_rows, shares, names), seed, parallel_games, epsilon, 0.0,
                                keep, max_games=max(sample_rows, parallel_games))
         rates["sample_per_s"] = len(s.boards) / (time.process_time() - t0)
-        nev = ev
+        # labels and rivals are timed on rows spread over whole games: a few games in lockstep
+        # reach their ends, where rows cost several times more than the first plies' (long
+        # nardy, 1-ply: about 150 rows per CPU second over whole games, 1,000 over the first)
+        spread = sample_afterstates(ev, class_quotas(min(sample_rows, 600), shares, names), seed + 1,
+                                    SPREAD_GAMES, epsilon, 0.0, keep, max_games=64).boards
+        spread = spread[np.random.default_rng(seed).permutation(len(spread))]
         t0, n = time.process_time(), 0
-        while time.process_time() - t0 < seconds and n < len(s.boards):
-            search_values(s.boards[n:n + 200], nev, 1)
-            n += len(s.boards[n:n + 200])
+        while time.process_time() - t0 < seconds and n < len(spread):
+            search_values(spread[n:n + 100], ev, 1)
+            n += len(spread[n:n + 100])
         rates["label_per_s"] = n / (time.process_time() - t0)
         t0 = time.process_time()
-        search_values(s.boards[:8], nev, 2)
-        rates["label2_per_s"] = 8 / (time.process_time() - t0)
+        search_values(spread[:8], ev, 2)
+        rates["label2_per_s"] = min(8, len(spread)) / (time.process_time() - t0)
         t0 = time.process_time()
-        decision_candidates(ev, s.boards[:500], {c: 5000 for c in shares if shares[c] > 0}, 5, 0.1, seed)
-        rates["rivals_per_s"] = min(500, len(s.boards)) / (time.process_time() - t0)
+        decision_candidates(ev, spread[:300], {c: 5000 for c in shares if shares[c] > 0}, 5, 0.1, seed)
+        rates["rivals_per_s"] = min(300, len(spread)) / (time.process_time() - t0)
         t0 = time.process_time()
         gate_match(ev, ev, 64, seed)
         rates["gate_games_per_s"] = 64 / (time.process_time() - t0)
