@@ -301,15 +301,11 @@ def test_fit_history_adds_earlier_rounds_rows_and_may_be_set_until_the_fit_begin
         assert new2[net]["rows"] == ref1[net]["rows"] + ref2[net]["rows"]
     # an earlier round's labels gone (a moved folder): said, and the fit uses the round's own rows
     shutil.rmtree(out / "rounds/01/labels")
-    (out / "rounds/02/partial.pt").unlink()
-    state = json.loads((out / "state.json").read_text())          # the config with fit.history saved
-    (out / "state.json").write_text(json.dumps(dict(state, round=2, phase="fit", history=state["history"][:1])))
     lines.clear()
     run = DistillRun(config_from_dict(d), str(out), resume=True, jobs=1, print_fn=lines.append)
-    run.run(progress=False)
+    assert len(run.fit_labels(2)[0]) == len(run.read_labels(2)[0])
     run.close()
     assert any("round 1's labels are not on disk" in str(x) for x in lines)
-    assert load_checkpoint(out / "rounds/02/candidate.pt")["fit"]["contact"]["rows"] == ref2["contact"]["rows"]
 
 
 def test_fit_history_reaches_back_at_most_to_round_1(teacher):
