@@ -87,9 +87,9 @@ from nardy_ai.variants import Variant
 from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
 from .run import STATE_FORMAT
 from .td import can_widen, widen_copy
-from .search_targets import (LabellingRun, SearchTargetsError, class_counts, class_quotas, decision_candidates,
-                             derive_seed, distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net,
-                             fitted_classes, gate_match, initial_evaluator, one_torch_thread, read_npz,
+from .search_targets import (LabellingRun, class_counts, class_quotas, decision_candidates, derive_seed,
+                             distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes,
+                             gate_match, initial_evaluator, labels_with_history, one_torch_thread, read_npz,
                              sample_afterstates, write_npz)
 
 #: Version of the part, samples and chunk files of a distillation run.
@@ -409,8 +409,9 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
     the one-process rate times ``jobs``) and ``threads`` torch threads (fit: one epoch of a
     net's rows -- the round's and those of its ``fit.history`` rounds -- at the measured
     rows/s, times ``fit.max_epochs`` -- an upper bound, early stop usually ends sooner -- with
-    threads counted at 0.7 each beyond the first), and the bytes they write.  Rivals add about ``candidates`` - 2.6 new rows a decision (measured: 5 rivals
-    of 300,000 decisions gave 698,296 new rows)."""
+    threads counted at 0.7 each beyond the first), and the bytes they write.  Rivals add
+    about ``candidates`` - 2.6 new rows a decision (measured: 5 rivals of 300,000 decisions
+    gave 698,296 new rows)."""
     out, round_rows = [], []
     teacher_hidden = teacher_hidden or {}
     sizes = dict(teacher_hidden)             # each net's hidden layers as the rounds leave them
@@ -683,17 +684,8 @@ class DistillRun(LabellingRun):
 
     def fit_labels(self, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What round ``r`` fits on: its own labelled rows and those of the ``fit.history``
-        rounds before it (labelled by their own teachers), oldest first.  An earlier round
-        whose label chunks are gone (a run folder moved without them) is left out, with a line
-        saying so."""
-        parts = []
-        for h in range(max(1, r - self.cfg.rounds[r - 1].fit.history), r):
-            try:
-                parts.append(self.read_labels(h))
-            except (OSError, DistillError, SearchTargetsError):
-                self.print(f"round {r}: round {h}'s labels are not on disk; fitting without them")
-        parts.append(self.read_labels(r))
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+        rounds before it, labelled by their own teachers (:func:`labels_with_history`)."""
+        return labels_with_history(self, r, self.cfg.rounds[r - 1].fit.history)
 
     def fit_phase(self, r: int) -> bool:
         """The student: the teacher with ``fit.nets`` refitted; ``candidate.pt``.  Each net

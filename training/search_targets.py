@@ -584,6 +584,22 @@ def gate_match(candidate, current, games: int, seed: int,
 
 # --- the run -------------------------------------------------------------------------------
 
+def labels_with_history(run, u: int, history: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unit ``u``'s labelled afterstates of a labelling ``run`` (its ``read_labels``) after those
+    of the ``history`` units before it (labelled by the evaluators current then), oldest first.
+    An earlier unit whose label chunks are gone (a fresh clone, a folder moved without them) is
+    left out, with a line saying so."""
+    parts = []
+    for h in range(max(1, u - history), u):
+        try:
+            parts.append(run.read_labels(h))
+        except (OSError, run.ERROR, SearchTargetsError):
+            run.print(f"{run.UNIT} {u}: {run.UNIT} {h}'s labels are not on disk (a fresh clone?); "
+                      f"fitting without them")
+    parts.append(run.read_labels(u))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+
+
 class LabellingRun(StagedRun):
     """A staged run whose units label a sample of afterstates with the current evaluator, fit
     a candidate to the labels and gate it against the current evaluator (search targets,
@@ -913,16 +929,8 @@ class SearchTargetsRun(LabellingRun):
 
     def fit_labels(self, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What generation ``g`` fits on: its own labelled afterstates and those of the
-        ``fit.history`` generations before it (labelled by the evaluators current then)."""
-        parts = []
-        for h in range(max(1, g - self.cfg.fit.history), g):
-            try:
-                parts.append(self.read_labels(h))
-            except (OSError, SearchTargetsError):
-                self.print(f"generation {g}: generation {h}'s labels are not on disk (a fresh clone?); "
-                           f"fitting without them")
-        parts.append(self.read_labels(g))
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+        ``fit.history`` generations before it (:func:`labels_with_history`)."""
+        return labels_with_history(self, g, self.cfg.fit.history)
 
     def fit_phase(self, g: int) -> bool:
         """Fit every net of a copy of the current evaluator to the labels (with
