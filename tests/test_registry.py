@@ -63,8 +63,9 @@ def test_short_names_for_display():
     assert registry.short_name("td:elsewhere/x.pt") is None and registry.short_name("pubeval") is None
     shared = registry.champion("long_dave").path        # one file, two entries: the variant's wins
     assert registry.short_name(f"td:{shared}", "long_dave") == "long-dave-champion"
-    assert registry.short_name(f"td:{shared}", "long") == "long-search-targets"
-    assert registry.short_name(f"td:{registry.champion('long').path}", "long") == "long-champion"
+    assert registry.short_name(f"td:{shared}", "long") == "long-champion"
+    former = registry.entry("long-search-targets").path
+    assert registry.short_name(f"td:{former}", "long_dave") == "long-search-targets"   # its only entry
 
 
 def test_the_checkpoints_folder_holds_what_the_registry_names():
