@@ -255,6 +255,10 @@ def test_config_errors_name_the_round_and_key(teacher):
                     r"rounds\[2\]\.fit\.grow_nets: a net is grown or warm-started"),
                    (bad(sample={"quotas": {"contact": -1.0}}), r"rounds\[2\]\.sample\.quotas"),
                    (bad(gate={"threshold": "x"}), r"rounds\[2\]\.gate\.threshold: must be a number"),
+                   (bad(label={"two_ply": "decisions"}), r"rounds\[2\]\.label\.two_ply: needs sample.decisions"),
+                   (bad(label={"two_ply": "rivals"}), r"rounds\[2\]\.label\.two_ply: must be"),
+                   (recipe(teacher, label={"two_ply": "decisions", "plies": 2}),
+                    r"rounds\[1\]\.label\.two_ply: only with label.plies = 1"),
                    ({**recipe(teacher), "rounds": []}, r"rounds: .*distill"),
                    ({**recipe(teacher), "method": {"kind": "td"}}, r"rounds: .*distill")]:
         with pytest.raises(ConfigError, match=msg):
@@ -315,6 +319,32 @@ def test_fit_history_reaches_back_at_most_to_round_1(teacher):
         config_from_dict(d)
 
 
+def test_two_ply_decisions_labels_the_decisions_and_their_rivals_at_2_plies(teacher, tmp_path):
+    """label.two_ply = "decisions": the sampled rows the rivals stage took as decisions and
+    every rival row are labelled by the teacher's 2-ply search, the other rows at 1 ply."""
+    from nardy_ai.search import search_values
+    d = recipe(teacher, label={"two_ply": "decisions"}, sample={"decisions": 15}, gate={"games": 2})
+    d["rounds"] = d["rounds"][:1]
+    run = DistillRun(config_from_dict(d), str(tmp_path / "run"), jobs=1, print_fn=lambda *a: None)
+    try:
+        run.run(progress=False)
+        z = dict(np.load(tmp_path / "run/rounds/01/samples.npz"))
+        deep = run.two_ply_rows(1, z)
+        sampled = int(z["sampled"])
+        assert deep[:sampled].sum() == 15 and deep[sampled:].all() and len(z["boards"]) > sampled
+        boards, classes, labels = run.read_labels(1)
+    finally:
+        run.close()
+    assert (boards == z["boards"]).all()
+    ev = load_evaluator(teacher, VARIANT)
+    live = classes != class_names(get_variant(VARIANT)).index("bearoff")
+    rows_2, rows_1 = np.flatnonzero(deep & live)[:6], np.flatnonzero(~deep & live)[:6]
+    assert len(rows_2) == 6 and len(rows_1) == 6
+    np.testing.assert_allclose(labels[rows_2], search_values(boards[rows_2], ev, 2), atol=1e-5)
+    np.testing.assert_allclose(labels[rows_1], search_values(boards[rows_1], ev, 1), atol=1e-5)
+    assert np.abs(labels[rows_2] - search_values(boards[rows_2], ev, 1)).max() > 1e-3   # not the 1-ply values
+
+
 # --- the plan ----------------------------------------------------------------------------------
 
 def test_plan_sizes_and_hours_follow_the_rates(teacher):
@@ -341,6 +371,13 @@ def test_plan_sizes_and_hours_follow_the_rates(teacher):
                         teacher_hidden={"contact": [16], "crashed": [16], "race": [16]})
     fit2 = next(s for s in with_history if s["round"] == 2 and s["stage"] == "fit")
     assert fit2["rows"] == label["rows"] + 150                                # round 1's rows join round 2's
+    d = recipe(teacher, label={"two_ply": "decisions"})
+    mixed = {(s["round"], s["stage"][:5]): s for s in plan(config_from_dict(d), rates, jobs=2, threads=1,
+                                                            teacher_hidden={"contact": [16], "crashed": [16], "race": [16]})}
+    lab = mixed[(1, "label")]
+    deep = 60 + by[(1, "rivals")]["rows"]                                      # the decisions and their rivals
+    assert lab["stage"] == f"label ({deep / lab['rows']:.0%} 2-ply)"
+    assert lab["seconds"] == pytest.approx(((lab["rows"] - deep) / 50 + deep / 2) / 2)
     text = train_plan(cfg, jobs=2, rates=rates)
     assert "first" in text and "second" in text and "total:" in text and "hours" in text
 

@@ -180,6 +180,7 @@ class RoundLabelConfig:
     """distill: the teacher's labels of the round's afterstates."""
     plies: int = 1                  # n-ply expectimax (1 or 2)
     chunk: int = 10000              # afterstates per chunk (one task, one file)
+    two_ply: str = ""               # "decisions": the decisions and their rivals at 2 plies, the rest at 1
 
 
 @dataclass
@@ -438,6 +439,9 @@ def _validate_rounds(cfg: TrainConfig) -> None:
             (s.decisions <= s.positions, "sample.decisions: at most sample.positions"),
             (2 <= s.candidates <= 64, "sample.candidates: must be 2 to 64"),
             c["candidate_threshold"], c["plies"], c["chunk"],
+            (lb.two_ply in ("", "decisions"), f'label.two_ply: must be "" or "decisions", got {lb.two_ply!r}'),
+            (not lb.two_ply or lb.plies == 1, "label.two_ply: only with label.plies = 1"),
+            (not lb.two_ply or s.decisions > 0, "label.two_ply: needs sample.decisions > 0 (the rows it deepens)"),
             (len(ft.hidden) <= MAX_LAYERS and all(0 < h <= MAX_HIDDEN for h in ft.hidden),
              f"fit.hidden: at most {MAX_LAYERS} layers of 1 to {MAX_HIDDEN} units"),
             (set(ft.warm_nets) <= set(ft.nets) or not ft.nets, "fit.warm_nets: every net named must be in fit.nets"),

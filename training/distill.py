@@ -29,7 +29,9 @@ rivals
     new rivals).
 label
     The teacher's ``label.plies`` expectimax outcome probabilities of every row (bear-off
-    afterstates: the database's exact values), in chunks of ``label.chunk`` rows, one backend
+    afterstates: the database's exact values; with ``label.two_ply = "decisions"`` the
+    decisions and their rivals at 2 plies, the rows where the ranking of close plays is
+    learnt), in chunks of ``label.chunk`` rows, one backend
     task each, each written atomically as ``labels/chunk_NNNN.npz`` when it arrives: a kill
     loses at most the chunks in flight.
 fit
@@ -424,14 +426,16 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
         rows = s.positions + rivals
         round_rows.append(rows)
         fit_rows = sum(round_rows[max(0, i - ft.history):])
-        lrate = rates["label_per_s"] if lb.plies == 1 else rates["label2_per_s"]
+        deep = rows if lb.plies == 2 else (min(s.decisions, s.positions) + rivals if lb.two_ply else 0)
         out.append({"round": i + 1, "name": name, "stage": "sample", "rows": s.positions,
                     "seconds": s.positions / (rates["sample_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * s.positions})
         if s.decisions:
             out.append({"round": i + 1, "name": name, "stage": "rivals", "rows": rivals, "decisions": s.decisions,
                         "seconds": s.decisions / (rates["rivals_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * rivals})
-        out.append({"round": i + 1, "name": name, "stage": f"label ({lb.plies}-ply)", "rows": rows,
-                    "seconds": rows / (lrate * jobs), "bytes": BYTES_CHUNK_ROW * rows})
+        what = f"label ({lb.plies}-ply)" if deep in (0, rows) else f"label ({deep / rows:.0%} 2-ply)"
+        out.append({"round": i + 1, "name": name, "stage": what, "rows": rows,
+                    "seconds": ((rows - deep) / rates["label_per_s"] + deep / rates["label2_per_s"]) / jobs,
+                    "bytes": BYTES_CHUNK_ROW * rows})
         shares = s.quotas or {c: 1.0 for c in (ft.nets or teacher_hidden)}
         total = sum(shares.values()) or 1.0
         fit_s, nets = 0.0, []
@@ -670,6 +674,18 @@ class DistillRun(LabellingRun):
 
     # --- phase: label ----------------------------------------------------------------
 
+    def two_ply_rows(self, r: int, z: dict) -> np.ndarray:
+        """``(rows,)`` bool: the rows of round ``r``'s ``samples.npz`` (``z``) labelled at 2
+        plies: with ``label.two_ply = "decisions"`` the sampled rows that became decisions
+        (the rivals stage's seeded pick) and every rival row after them; none otherwise."""
+        rd = self.cfg.rounds[r - 1]
+        deep = np.zeros(len(z["boards"]), bool)
+        if rd.label.two_ply == "decisions":
+            sampled = int(z["sampled"])
+            deep[decision_rows(sampled, rd.sample.decisions, derive_seed(self.cfg.seed, SEED_PICK, r))] = True
+            deep[sampled:] = True
+        return deep
+
     def label(self, r: int) -> bool:
         """The teacher's labels of ``samples.npz`` in chunks on the backend (chunks on disk kept)."""
         lb = self.cfg.rounds[r - 1].label
@@ -677,7 +693,9 @@ class DistillRun(LabellingRun):
         sha, data = self._checkpoint_bytes()
         settings = {"format": FORMAT, "round": r, "kind": "search", "plies": lb.plies, "evaluator_sha256": sha,
                     "seed": derive_seed(self.cfg.seed, SEED_LABEL, r), "chunk": lb.chunk}
-        return self._label_chunks(r, z["boards"], z["classes"], np.zeros(len(z["boards"]), bool), (sha, data),
+        if lb.two_ply:          # only when set: chunks labelled before the key existed stay valid
+            settings["two_ply"] = lb.two_ply
+        return self._label_chunks(r, z["boards"], z["classes"], self.two_ply_rows(r, z), (sha, data),
                                   settings, f"round {r} label")
 
     # --- phase: fit ------------------------------------------------------------------
