@@ -403,6 +403,13 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
     return rates
 
 
+def label_stage(plies: int, deep: float, rates: dict) -> tuple[str, float]:
+    """A label stage's name in the plan and its CPU seconds a row when a share ``deep`` of its
+    rows is searched at 2 plies and the rest at 1 (``rates``: :func:`measure_rates`)."""
+    what = f"label ({plies}-ply)" if deep in (0, 1) else f"label ({deep:.0%} 2-ply)"
+    return what, (1 - deep) / rates["label_per_s"] + deep / rates["label2_per_s"]
+
+
 def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
          teacher_hidden: dict[str, list[int]] | None = None,
          inputs: dict[str, int] | None = None) -> list[dict]:
@@ -426,16 +433,15 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
         rows = s.positions + rivals
         round_rows.append(rows)
         fit_rows = sum(round_rows[max(0, i - ft.history):])
-        deep = rows if lb.plies == 2 else (min(s.decisions, s.positions) + rivals if lb.two_ply else 0)
+        deep = rows if lb.plies == 2 else (s.decisions + rivals if lb.two_ply else 0)
         out.append({"round": i + 1, "name": name, "stage": "sample", "rows": s.positions,
                     "seconds": s.positions / (rates["sample_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * s.positions})
         if s.decisions:
             out.append({"round": i + 1, "name": name, "stage": "rivals", "rows": rivals, "decisions": s.decisions,
                         "seconds": s.decisions / (rates["rivals_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * rivals})
-        what = f"label ({lb.plies}-ply)" if deep in (0, rows) else f"label ({deep / rows:.0%} 2-ply)"
+        what, per_row = label_stage(lb.plies, deep / rows, rates)
         out.append({"round": i + 1, "name": name, "stage": what, "rows": rows,
-                    "seconds": ((rows - deep) / rates["label_per_s"] + deep / rates["label2_per_s"]) / jobs,
-                    "bytes": BYTES_CHUNK_ROW * rows})
+                    "seconds": rows * per_row / jobs, "bytes": BYTES_CHUNK_ROW * rows})
         shares = s.quotas or {c: 1.0 for c in (ft.nets or teacher_hidden)}
         total = sum(shares.values()) or 1.0
         fit_s, nets = 0.0, []
@@ -639,6 +645,11 @@ class DistillRun(LabellingRun):
 
     # --- phase: rivals ---------------------------------------------------------------
 
+    def decisions_of(self, r: int, n: int) -> np.ndarray:
+        """The rows of round ``r``'s sample of ``n`` afterstates taken as decisions (the
+        round's seeded pick of ``sample.decisions``: :func:`decision_rows`)."""
+        return decision_rows(n, self.cfg.rounds[r - 1].sample.decisions, derive_seed(self.cfg.seed, SEED_PICK, r))
+
     def rivals(self, r: int) -> bool:
         """The close rivals of ``sample.decisions`` decisions; ``samples.npz`` = sample + rivals."""
         rc = self.cfg.rounds[r - 1].sample
@@ -650,7 +661,7 @@ class DistillRun(LabellingRun):
         t0 = time.perf_counter()
         new_b, new_c, used = np.zeros((0, 28), np.int8), np.zeros(0, np.int8), 0
         if rc.decisions:
-            pick = decision_rows(len(boards), rc.decisions, derive_seed(self.cfg.seed, SEED_PICK, r))
+            pick = self.decisions_of(r, len(boards))
             seed = derive_seed(self.cfg.seed, SEED_RIVALS, r)
 
             def tasks_for(ck, skip):
@@ -678,11 +689,10 @@ class DistillRun(LabellingRun):
         """``(rows,)`` bool: the rows of round ``r``'s ``samples.npz`` (``z``) labelled at 2
         plies: with ``label.two_ply = "decisions"`` the sampled rows that became decisions
         (the rivals stage's seeded pick) and every rival row after them; none otherwise."""
-        rd = self.cfg.rounds[r - 1]
         deep = np.zeros(len(z["boards"]), bool)
-        if rd.label.two_ply == "decisions":
+        if self.cfg.rounds[r - 1].label.two_ply == "decisions":
             sampled = int(z["sampled"])
-            deep[decision_rows(sampled, rd.sample.decisions, derive_seed(self.cfg.seed, SEED_PICK, r))] = True
+            deep[self.decisions_of(r, sampled)] = True
             deep[sampled:] = True
         return deep
 

@@ -69,7 +69,7 @@ def measure_for(cfg: TrainConfig, netset, seconds: float = 3.0) -> dict:
 def search_targets_stages(cfg: TrainConfig, rates: dict, hidden: dict, inputs: dict, jobs: int,
                           threads: int) -> list[dict]:
     """The stages of a search-targets recipe (``method.generations`` of sample, label, fit, gate)."""
-    from .distill import BYTES_CHUNK_ROW, BYTES_SAMPLE_ROW
+    from .distill import BYTES_CHUNK_ROW, BYTES_SAMPLE_ROW, label_stage
     s, lb, ft = cfg.sample, cfg.label, cfg.fit
     speedup = 1 + 0.7 * max(threads - 1, 0)
     out = []
@@ -86,10 +86,8 @@ def search_targets_stages(cfg: TrainConfig, rates: dict, hidden: dict, inputs: d
             per_s = rates["label_per_s"] / max(lb.rollout_games * lb.rollout_truncate / 21, 1)
             what = "label (rollout, rough)"
         else:
-            deep = 1.0 if lb.plies == 2 else lb.two_ply_fraction
-            per_row = (1 - deep) / rates["label_per_s"] + deep / rates["label2_per_s"]
+            what, per_row = label_stage(lb.plies, 1.0 if lb.plies == 2 else lb.two_ply_fraction, rates)
             per_s = 1 / per_row
-            what = f"label ({lb.plies}-ply)" if deep in (0, 1) else f"label ({deep:.0%} 2-ply)"
         out.append({"round": g, "name": name, "stage": what, "rows": s.positions,
                     "seconds": s.positions / (per_s * jobs), "bytes": BYTES_CHUNK_ROW * s.positions})
         rows = s.positions * (1 + min(ft.history, g - 1))
