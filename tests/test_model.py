@@ -90,3 +90,29 @@ def test_checkpoint_round_trip_and_refusals(tmp_path):
         load_checkpoint(tmp_path / "foreign.pt")
     with pytest.raises(CheckpointError, match="does not exist"):
         load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_wide_nets_take_fewer_rows_a_pass_on_the_cpu():
+    """cpu_rows: 2,048 rows for the 80-unit nets, fewer for wide ones (activations kept near
+    2 MiB), never under 256, the widest hidden layer deciding."""
+    from nardy_ai.model import CPU_ROWS, cpu_rows
+    assert cpu_rows((80,)) == CPU_ROWS == 2048
+    assert cpu_rows((512,)) == 1024
+    assert cpu_rows((1024,)) == 512
+    assert cpu_rows((80, 1024)) == 512
+    assert cpu_rows((1 << 20,)) == 256
+    assert cpu_rows(()) == CPU_ROWS
+
+
+@pytest.mark.parametrize("activation", ["sigmoid", "relu", "tanh", "elu"])
+def test_inference_pass_equals_the_training_forward(activation):
+    """MLP.infer (activations in place) gives forward's values bit for bit, and the
+    evaluator's probabilities are those of forward over its blocks of cpu_rows rows."""
+    from nardy_ai.model import cpu_rows
+    ev = NeuralEvaluator.create("long", "long", hidden=(1024, 40), activation=activation, seed=3, device="cpu")
+    boards = random_positions("long", n_games=12, plies=60, seed=2)
+    x = torch.from_numpy(ev.encoder(boards))
+    with torch.no_grad():
+        assert torch.equal(ev.net.infer(x.clone()), ev.net(x))
+        blocks = torch.cat([ev.net(xb) for xb in torch.split(x, cpu_rows(ev.hidden))]).numpy()
+    assert np.array_equal(ev.probabilities(boards), blocks)

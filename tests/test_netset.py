@@ -16,7 +16,7 @@ from nardy_ai.bench.positions import random_positions
 from nardy_ai.board import flip
 from nardy_ai.classes import CLASSES_VERSION, class_names, position_classes
 from nardy_ai.encoding import ENCODERS, extends, get_encoder
-from nardy_ai.model import CPU_ROWS, CheckpointError, NeuralEvaluator, equity, n_outputs, save_checkpoint
+from nardy_ai.model import CheckpointError, NeuralEvaluator, cpu_rows, equity, n_outputs, save_checkpoint
 from nardy_ai.movegen import generate
 from nardy_ai.bearoff import BearoffEvaluator
 from nardy_ai.evaluator import evaluator_from_state, load_evaluator
@@ -120,11 +120,11 @@ def test_the_shipped_checkpoint_loads_and_plays_as_its_weights_say(tmp_path):
     dice = np.random.default_rng(4).integers(1, 7, (len(positions), 2))
     after = generate(positions, dice, v)
     x = torch.from_numpy(get_encoder("tdgammon", v)(after.boards))
-    # By hand in the evaluator's blocks of model.CPU_ROWS rows: with several torch threads a
+    # By hand in the evaluator's blocks of model.cpu_rows rows: with several torch threads a
     # matrix product's rounding depends on the number of rows it is split over.
     blocks = []
     with torch.no_grad():
-        for xb in torch.split(x, CPU_ROWS):
+        for xb in torch.split(x, cpu_rows(raw["hidden"])):
             h = torch.sigmoid(torch.nn.functional.linear(xb, w["net.0.weight"], w["net.0.bias"]))
             blocks.append(torch.sigmoid(torch.nn.functional.linear(h, w["net.2.weight"], w["net.2.bias"])))
     by_hand = torch.cat(blocks).numpy()
