@@ -96,6 +96,34 @@ def flip(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
     return out
 
 
+#: Odd 64-bit multipliers of the row hash of :func:`distinct_boards` (fixed: results repeat).
+_HASH_MULTIPLIERS = np.random.default_rng(0x6E61726479).integers(1, 1 << 62, 7, dtype=np.uint64) * 2 + 1
+
+
+def distinct_boards(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``(M, 28)`` boards and where each row went: ``(unique, inverse)``
+    with ``unique[inverse] == boards``, rows of ``unique`` in order of first appearance.
+
+    What a search values once instead of several times: the replies to different rolls of one
+    position often coincide (a single checker running the dice's sum), a quarter of the
+    afterstates at the second ply of a long-nardy search.  Rows are hashed to 64 bits and the
+    hashes sorted (several times faster than comparing 28-byte rows); the result is checked
+    row by row, and a hash collision falls back to the exact byte-row comparison."""
+    b = np.ascontiguousarray(boards, np.int8)
+    if len(b) < 2:
+        return b.copy(), np.zeros(len(b), np.intp)
+    words = b.reshape(len(b), -1).view(np.uint32).astype(np.uint64)
+    h = words @ _HASH_MULTIPLIERS[:words.shape[1]]      # wraps modulo 2**64
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    if not np.array_equal(b[first[inverse]], b):         # a collision: compare the rows
+        rows = b.reshape(len(b), -1).view(np.dtype((np.void, b[0].nbytes))).ravel()
+        _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")             # first appearance first
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return b[first[order]], rank[inverse.ravel()]
+
+
 def pip_counts(boards: np.ndarray, variant: str | Variant) -> np.ndarray:
     """Pips each side needs to bear off all its checkers: ``(..., 2)`` int32 [mover, opponent].
 

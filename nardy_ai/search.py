@@ -38,7 +38,7 @@ from typing import Callable
 
 import numpy as np
 
-from .board import flip
+from .board import distinct_boards, flip
 from .errors import NardyError
 from .evaluator import Evaluator, outcomes
 from .model import equity, flip_outcomes, n_outputs
@@ -52,6 +52,8 @@ ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], np.int64)
 ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0, 2.0) / 36.0
 #: At most this many positions go into one generate call (about 70 MiB of move generation).
 MAX_POSITIONS = 16384
+#: Batches of at least this many afterstates are valued once per distinct afterstate.
+DISTINCT_MIN = 2048
 #: The deepest search offered (a 2-ply decision values about 20,000 afterstates a position).
 MAX_PLIES = 2
 
@@ -108,7 +110,16 @@ def _reply_values(boards: np.ndarray, ev: Evaluator, plies: int, rank: Rank) -> 
 def afterstate_values(boards: np.ndarray, ev: Evaluator, plies: int = 0,
                       rank: Rank | None = None) -> np.ndarray:
     """Outcome probabilities ``(M, K)`` float64 of afterstates ``(M, 28)`` at ``plies`` for
-    the side that just moved (replies chosen by ``rank``, default :func:`cubeless`)."""
+    the side that just moved (replies chosen by ``rank``, default :func:`cubeless`).  A large
+    batch is valued once per distinct afterstate (:func:`~nardy_ai.board.distinct_boards`)."""
+    if len(boards) >= DISTINCT_MIN:
+        unique, inverse = distinct_boards(boards)
+        if len(unique) < len(boards):
+            return _values(unique, ev, plies, rank)[inverse]
+    return _values(boards, ev, plies, rank)
+
+
+def _values(boards: np.ndarray, ev: Evaluator, plies: int, rank: Rank | None) -> np.ndarray:
     if plies == 0:
         return outcomes(ev, boards)
     rank = rank or cubeless(ev)

@@ -99,3 +99,25 @@ def test_dice_validation():
     for bad in ([7, 1], [1.5, 2], [True, 2], "61", [1, 2, 3]):
         with pytest.raises(InvalidDice):
             validate_dice(bad)
+
+
+def test_distinct_boards_keeps_each_row_once_in_order_of_first_appearance(monkeypatch):
+    """distinct_boards: unique[inverse] rebuilds the batch, each distinct row once, first
+    appearance first; with every hash equal (a forced collision) the exact comparison is
+    used and gives the same answer."""
+    import nardy_ai.board as board_mod
+    from nardy_ai.bench.positions import random_positions
+    rows = random_positions("long", n_games=6, plies=40, seed=5)
+    picks = np.random.default_rng(5).integers(0, 50, 400)
+    batch = rows[picks]
+    unique, inverse = board_mod.distinct_boards(batch)
+    assert np.array_equal(unique[inverse], batch)
+    first = {}
+    for i, r in enumerate(batch):
+        first.setdefault(r.tobytes(), i)
+    assert np.array_equal(unique, batch[sorted(first.values())])
+    monkeypatch.setattr(board_mod, "_HASH_MULTIPLIERS", np.zeros(7, np.uint64))
+    u2, inv2 = board_mod.distinct_boards(batch)
+    assert np.array_equal(u2, unique) and np.array_equal(inv2, inverse)
+    one, inv1 = board_mod.distinct_boards(batch[:1])
+    assert np.array_equal(one, batch[:1]) and inv1.tolist() == [0]

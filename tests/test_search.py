@@ -195,3 +195,20 @@ def test_td_spec_with_search_depth(tmp_path):
         NeuralAgent(NET, plies=5)
     with pytest.raises(NardyError, match="move filters"):
         NeuralAgent(NET, plies=2, filters=ALL)
+
+
+@pytest.mark.parametrize("plies", [0, 1, 2])
+def test_values_of_distinct_afterstates_equal_those_of_every_row(monkeypatch, plies):
+    """A large batch is valued once per distinct afterstate: the same values as valuing
+    every row (repeated rows included), at every depth."""
+    boards = np.stack([END_RACE, SMALL, END_RACE, OPENING[0], SMALL, END_RACE])
+    if plies == 0:
+        boards = np.concatenate([OPENING, OPENING[::-1], boards])
+    monkeypatch.setattr(search, "DISTINCT_MIN", 10 ** 9)
+    every_row = afterstate_values(boards, EV, plies)
+    monkeypatch.setattr(search, "DISTINCT_MIN", 2)
+    calls = []
+    real = search.distinct_boards
+    monkeypatch.setattr(search, "distinct_boards", lambda b: calls.append(len(b)) or real(b))
+    assert np.allclose(afterstate_values(boards, EV, plies), every_row, atol=1e-6, rtol=0)
+    assert calls and calls[0] == len(boards)
