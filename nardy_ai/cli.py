@@ -463,7 +463,7 @@ def cmd_bench(args) -> int:
         from .bench.labels import bench_labels, format_labels
         for name in args.variant or ["backgammon"]:
             row = bench_labels(get_variant(name), _bench_checkpoint(args.checkpoint, name) or
-                               str(registry.champion(name).path), args.seconds, args.jobs)
+                               str(registry.champion(name).path), args.seconds, args.jobs, args.plies)
             print(json.dumps(row) if args.json else format_labels(row))
     return 0
 
@@ -830,6 +830,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, help="backends: local processes and Ray CPUs; labels: local "
                    "processes (default: all cores)")
     b.add_argument("--repeats", type=_positive, default=5)
+    b.add_argument("--plies", type=int, choices=(1, 2), default=1,
+                   help="labels: search depth of the labels (default 1)")
     b.add_argument("--batch", type=_positive, default=16384,
                    help="features: afterstates encoded per call (default 16384)")
     b.add_argument("--agents", nargs="+", help="evaluators: agent specs to judge (default: random, "
