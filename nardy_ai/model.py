@@ -105,7 +105,7 @@ def cpu_rows(hidden) -> int:
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU}
 #: The activations applied in place (:meth:`MLP.infer`).
 _IN_PLACE = {nn.Sigmoid: torch.sigmoid_, nn.ReLU: torch.relu_, nn.Tanh: torch.tanh_,
-             nn.ELU: lambda h: torch.nn.functional.elu_(h)}
+             nn.ELU: torch.nn.functional.elu_}
 
 
 class MLP(nn.Module):
