@@ -1,5 +1,6 @@
 """The game driver (nardy_ai/driver.py): the loops that are calls of it give what they gave
-before it for the same seeds (digests pinned by tests/make_pinned_drivers.py), and its parts
+before it for the same seeds (digests pinned by tests/make_pinned_drivers.py; a torch net's
+results by value, within NET_TOLERANCE), and its parts
 (dice sources, the checked policy question, the stakes stage, the run's hooks) do what they say."""
 
 from __future__ import annotations
@@ -27,11 +28,22 @@ def _pinned() -> dict:
         return json.load(f)
 
 
+#: How far a torch net's pinned values may move on another CPU (float32 products round
+#: differently there); the plays and plies they lead to must not move at all.
+NET_TOLERANCE = 1e-6
+
+
 def _check(got: dict) -> None:
     pinned = _pinned()
     assert got and set(got) <= set(pinned)
     for key, value in got.items():
-        assert value == pinned[key], key
+        if isinstance(value, dict):
+            assert set(value) == set(pinned[key]), key
+            for name, array in value.items():
+                np.testing.assert_allclose(array, pinned[key][name], rtol=0, atol=NET_TOLERANCE,
+                                           err_msg=f"{key}: {name}")
+        else:
+            assert value == pinned[key], key
 
 
 @pytest.mark.parametrize("digests, needs", [
