@@ -382,6 +382,28 @@ def test_plan_sizes_and_hours_follow_the_rates(teacher):
     assert "first" in text and "second" in text and "total:" in text and "hours" in text
 
 
+def test_plan_counts_rivals_at_the_rate_measured_for_the_recipes_settings(teacher):
+    """The new rows a decision adds as rivals differ by variant (long nardy 3.4 of 5, backgammon
+    about 2.3): the plan uses the measured rate where it was measured with the round's
+    candidates and threshold, the rough rule elsewhere."""
+    from training.distill import rivals_per_decision
+    rates = {"sample_per_s": 100.0, "label_per_s": 50.0, "label2_per_s": 2.0, "rivals_per_s": 30.0,
+             "gate_games_per_s": 10.0, "fit_rows_per_s": {"238x8": 1000.0},
+             "rivals_per_decision": 3.4, "rivals_settings": [5, 0.1]}
+    assert rivals_per_decision(5, 0.1, rates) == 3.4
+    assert rivals_per_decision(8, 0.1, rates) == pytest.approx(8 - 2.6)     # measured for other settings
+    assert rivals_per_decision(5, 0.1, {}) == pytest.approx(5 - 2.6)
+    d = recipe(teacher, label={"two_ply": "decisions"})
+    stages = plan(config_from_dict(d), rates, jobs=2, threads=1,
+                  teacher_hidden={"contact": [16], "crashed": [16], "race": [16]})
+    by = {(s["round"], s["stage"][:5]): s for s in stages}
+    assert by[(1, "rival")]["rows"] == int(60 * 3.4)
+    lab = by[(1, "label")]
+    assert lab["rows"] == 300 + int(60 * 3.4)
+    deep = 60 + int(60 * 3.4)
+    assert lab["seconds"] == pytest.approx(((lab["rows"] - deep) / 50 + deep / 2) / 2)
+
+
 def test_cli_plan_prints_the_stages_and_runs_nothing(teacher, tmp_path):
     cfg = tmp_path / "r.toml"
     cfg.write_text(toml_text(recipe(teacher)))
@@ -392,6 +414,11 @@ def test_cli_plan_prints_the_stages_and_runs_nothing(teacher, tmp_path):
     for word in ("first", "second", "sample", "rivals", "label (1-ply)", "fit", "gate", "total:", "MiB",
                  "per CPU second"):
         assert word in p.stdout
+    # the rivals a decision adds, measured with the recipe's 5 candidates: new rows only
+    each = float(p.stdout.split(" new rows each")[0].rsplit("(", 1)[1])
+    assert 0 < each <= 5
+    rivals = next(x for x in p.stdout.splitlines() if x.split()[2:3] == ["rivals"])
+    assert abs(int(rivals.split()[3].replace(",", "")) - 60 * each) <= 1      # each printed to 0.01
 
 
 def test_cli_runs_stops_and_resumes_as_printed(teacher, tmp_path):

@@ -339,15 +339,17 @@ BYTES_SAMPLE_ROW, BYTES_CHUNK_ROW = 29, 29 + 4 * 6
 def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[int], int]] | None = None,
                   seconds: float = 3.0, seed: int = 0, shares: dict[str, float] | None = None,
                   keep: float = 0.5, epsilon: float = 0.05, parallel_games: int = 128,
-                  sample_rows: int = 2000) -> dict:
+                  sample_rows: int = 2000, candidates: int = 5, threshold: float = 0.1) -> dict:
     """Rates of this machine for :func:`plan`, per CPU second of one process with one torch
     thread (CPU time, so that other work on the machine does not skew them; a few seconds
     each): self-play afterstates kept per second (``sample_per_s``: ``sample_rows`` of them
     split as ``shares``, default the net classes equally, with the recipe's ``keep``,
     ``epsilon`` and ``parallel_games``), 1-ply
-    labels per second (``label_per_s``), 2-ply labels per second (``label2_per_s``, from a few
-    rows), decisions turned into rivals per second (``rivals_per_s``) -- these three on rows of
-    :data:`SPREAD_GAMES` games played to their ends, as a round's rows are -- duplicate gate games
+    labels per second (``label_per_s``), decisions turned into rivals per second
+    (``rivals_per_s``, with the recipe's ``candidates`` and ``threshold``) and the new rows each
+    decision adds (``rivals_per_decision``, for those settings: ``rivals_settings``), 2-ply
+    labels per second (``label2_per_s``, on rivals and sampled rows, at least 16) -- these on
+    rows of :data:`SPREAD_GAMES` games played to their ends, as a round's rows are -- duplicate gate games
     per second (``gate_games_per_s``) and, for ``fits`` (label, hidden, encoder inputs), the
     rows fitted per second and torch thread for one epoch (``fit_rows_per_s``)."""
     from nardy_ai.search import search_values
@@ -373,11 +375,23 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
             n += len(spread[n:n + 100])
         rates["label_per_s"] = n / (time.process_time() - t0)
         t0 = time.process_time()
-        search_values(spread[:8], ev, 2)
-        rates["label2_per_s"] = min(8, len(spread)) / (time.process_time() - t0)
-        t0 = time.process_time()
-        decision_candidates(ev, spread[:300], {c: 5000 for c in shares if shares[c] > 0}, 5, 0.1, seed)
+        cand, _, used = decision_candidates(ev, spread[:300], {c: 10 ** 6 for c in shares if shares[c] > 0},
+                                            candidates, threshold, seed)
         rates["rivals_per_s"] = min(300, len(spread)) / (time.process_time() - t0)
+        # rivals are new rows: the candidates not already among the sampled afterstates
+        both = np.concatenate([spread, cand]) if len(cand) else spread
+        new = int(np.sum(distinct_boards(both) >= len(spread)))
+        rates["rivals_per_decision"] = new / max(used, 1)
+        rates["rivals_settings"] = [int(candidates), float(threshold)]
+        # 2-ply labels on the rows a round searches deepest (rivals and the spread rows mixed),
+        # for ``seconds`` and at least 16 rows: a few rows alone gave rates 1.5 times too high
+        deep = np.concatenate([cand[:len(cand) // 2], spread[:len(cand) // 2 + 8]]) if len(cand) else spread
+        deep = deep[np.random.default_rng(seed + 2).permutation(len(deep))]
+        t0, n = time.process_time(), 0
+        while n < len(deep) and (n < 16 or time.process_time() - t0 < seconds):
+            search_values(deep[n:n + 8], ev, 2)
+            n += len(deep[n:n + 8])
+        rates["label2_per_s"] = n / (time.process_time() - t0)
         t0 = time.process_time()
         gate_match(ev, ev, 64, seed)
         rates["gate_games_per_s"] = 64 / (time.process_time() - t0)
@@ -403,6 +417,16 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
     return rates
 
 
+def rivals_per_decision(candidates: int, threshold: float, rates: dict) -> float:
+    """New rows a decision adds as rivals: the rate :func:`measure_rates` measured when it used
+    these ``candidates`` and ``threshold``, else about ``candidates`` - 2.6 (backgammon: 5
+    rivals of 300,000 decisions gave 698,296 new rows; long nardy's decisions give more, 3.4
+    of 5: 50,884 new rows from 15,000)."""
+    if rates.get("rivals_settings") == [int(candidates), float(threshold)] and "rivals_per_decision" in rates:
+        return float(rates["rivals_per_decision"])
+    return max(candidates - 2.6, 0.5)
+
+
 def label_stage(plies: int, deep: float, rates: dict) -> tuple[str, float]:
     """A label stage's name in the plan and its CPU seconds a row when a share ``deep`` of its
     rows is searched at 2 plies and the rest at 1 (``rates``: :func:`measure_rates`)."""
@@ -418,9 +442,8 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
     the one-process rate times ``jobs``) and ``threads`` torch threads (fit: one epoch of a
     net's rows -- the round's and those of its ``fit.history`` rounds -- at the measured
     rows/s, times ``fit.max_epochs`` -- an upper bound, early stop usually ends sooner -- with
-    threads counted at 0.7 each beyond the first), and the bytes they write.  Rivals add
-    about ``candidates`` - 2.6 new rows a decision (measured: 5 rivals of 300,000 decisions
-    gave 698,296 new rows)."""
+    threads counted at 0.7 each beyond the first), and the bytes they write.  Rivals add the
+    new rows a decision measured here (:func:`rivals_per_decision`)."""
     out, round_rows = [], []
     teacher_hidden = teacher_hidden or {}
     sizes = dict(teacher_hidden)             # each net's hidden layers as the rounds leave them
@@ -429,7 +452,8 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
     for i, r in enumerate(cfg.rounds):
         s, lb, ft = r.sample, r.label, r.fit
         name = r.name or f"round {i + 1}"
-        rivals = int(s.decisions * max(s.candidates - 2.6, 0.5)) if s.decisions else 0
+        rivals = int(s.decisions * rivals_per_decision(s.candidates, s.candidate_threshold, rates)) \
+            if s.decisions else 0
         rows = s.positions + rivals
         round_rows.append(rows)
         fit_rows = sum(round_rows[max(0, i - ft.history):])
@@ -465,7 +489,9 @@ def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machin
     lines = [f"machine: {machine}; {jobs} process(es) for sample / rivals / label, {threads} torch thread(s) to fit",
              "measured here, per CPU second of one process: "
              f"self-play {rates['sample_per_s']:,.0f} afterstates/s, 1-ply labels {rates['label_per_s']:,.0f}/s, "
-             f"2-ply labels {rates['label2_per_s']:,.1f}/s, rivals {rates['rivals_per_s']:,.0f} decisions/s, "
+             f"2-ply labels {rates['label2_per_s']:,.1f}/s, rivals {rates['rivals_per_s']:,.0f} decisions/s"
+             + (f" ({rates['rivals_per_decision']:.2f} new rows each)" if "rivals_per_decision" in rates else "")
+             + f", "
              f"gate {rates['gate_games_per_s']:,.0f} games/s, fit "
              + ", ".join(f"{k}: {v:,.0f} rows/s" for k, v in rates["fit_rows_per_s"].items()),
              f"{'round':<18} {'stage':<14} {'rows':>11} {'hours':>7} {'disk MiB':>9}"]
