@@ -375,13 +375,12 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
             n += len(spread[n:n + 100])
         rates["label_per_s"] = n / (time.process_time() - t0)
         t0 = time.process_time()
-        cand, _, used = decision_candidates(ev, spread[:300], {c: 10 ** 6 for c in shares if shares[c] > 0},
-                                            candidates, threshold, seed)
+        cand, cand_classes, used = decision_candidates(ev, spread[:300], {c: 10 ** 6 for c in shares if shares[c] > 0},
+                                                       candidates, threshold, seed)
         rates["rivals_per_s"] = min(300, len(spread)) / (time.process_time() - t0)
-        # rivals are new rows: the candidates not already among the sampled afterstates
-        both = np.concatenate([spread, cand]) if len(cand) else spread
-        new = int(np.sum(distinct_boards(both) >= len(spread)))
-        rates["rivals_per_decision"] = new / max(used, 1)
+        # rivals are new rows: the candidates not already among the sampled afterstates, as the
+        # rivals phase counts them
+        rates["rivals_per_decision"] = len(merge_parts([(cand, cand_classes)], exclude=spread)[0]) / max(used, 1)
         rates["rivals_settings"] = [int(candidates), float(threshold)]
         # 2-ply labels on the rows a round searches deepest (rivals and the spread rows mixed),
         # for ``seconds`` and at least 16 rows: a few rows alone gave rates 1.5 times too high
@@ -491,7 +490,7 @@ def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machin
              f"self-play {rates['sample_per_s']:,.0f} afterstates/s, 1-ply labels {rates['label_per_s']:,.0f}/s, "
              f"2-ply labels {rates['label2_per_s']:,.1f}/s, rivals {rates['rivals_per_s']:,.0f} decisions/s"
              + (f" ({rates['rivals_per_decision']:.2f} new rows each)" if "rivals_per_decision" in rates else "")
-             + f", "
+             + ", "
              f"gate {rates['gate_games_per_s']:,.0f} games/s, fit "
              + ", ".join(f"{k}: {v:,.0f} rows/s" for k, v in rates["fit_rows_per_s"].items()),
              f"{'round':<18} {'stage':<14} {'rows':>11} {'hours':>7} {'disk MiB':>9}"]
