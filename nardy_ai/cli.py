@@ -634,6 +634,26 @@ def _analyze_tournament(args, out: str) -> None:
     print(analysis.format_standings(standings, summary, names))
 
 
+def cmd_pool(args) -> int:
+    import json
+    from .files import write_atomic
+    from .tournament.pool import format_pool, pool_tournaments
+    aliases = {}
+    for item in args.alias or []:
+        spec, sep, name = item.partition("=")
+        if not sep or not spec or not name:
+            raise NardyError(f"--alias: expected SPEC=NAME, got {item!r}")
+        aliases[spec] = name
+    pool = pool_tournaments(args.folders, aliases)
+    text = json.dumps(pool, indent=1)
+    if args.out:
+        write_atomic(args.out, text + "\n")
+    print(text if args.json else format_pool(pool))
+    if args.out and not args.json:
+        print(f"wrote {args.out}")
+    return 0
+
+
 def cmd_report(args) -> int:
     from .report import write_report
     print(f"wrote {write_report(args.folder, args.out, args.plots)}")
@@ -932,6 +952,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_options(an)
     an.add_argument("--no-progress", action="store_true", help="no progress bar")
     an.set_defaults(func=cmd_analyze)
+
+    pl = sub.add_parser("pool", help="one figure per pairing from several tournament folders (other seeds, or "
+                        "a match stopped part-way): pooled points per game over their duplicate pairs")
+    pl.add_argument("folders", nargs="+", metavar="DIR", help="tournament folders of the same rules and stakes "
+                    "(finished or interrupted); a pairing may appear in either seat order")
+    pl.add_argument("--alias", action="append", metavar="SPEC=NAME", help="pool agent SPEC under NAME (the "
+                    "same net called by a path in one folder and by its registry name in another); repeatable")
+    pl.add_argument("--json", action="store_true", help="print the pooled summary as JSON")
+    pl.add_argument("--out", metavar="FILE", help="also write the pooled summary as JSON to FILE (atomically)")
+    pl.set_defaults(func=cmd_pool)
 
     rp = sub.add_parser("report", help="one self-contained HTML page (figures as inline SVG) for a tournament "
                         "folder or a training run folder")
