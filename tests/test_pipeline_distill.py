@@ -259,6 +259,9 @@ def test_config_errors_name_the_round_and_key(teacher):
                    (bad(label={"two_ply": "rivals"}), r"rounds\[2\]\.label\.two_ply: must be"),
                    (recipe(teacher, label={"two_ply": "decisions", "plies": 2}),
                     r"rounds\[1\]\.label\.two_ply: only with label.plies = 1"),
+                   (bad(label={"decision_plies": 3}), r"rounds\[2\]\.label\.decision_plies: only with label.two_ply"),
+                   (recipe(teacher, label={"two_ply": "decisions", "decision_plies": 4}),
+                    r"rounds\[1\]\.label\.decision_plies: must be 2 or 3"),
                    ({**recipe(teacher), "rounds": []}, r"rounds: .*distill"),
                    ({**recipe(teacher), "method": {"kind": "td"}}, r"rounds: .*distill")]:
         with pytest.raises(ConfigError, match=msg):
@@ -345,6 +348,33 @@ def test_two_ply_decisions_labels_the_decisions_and_their_rivals_at_2_plies(teac
     assert np.abs(labels[rows_2] - search_values(boards[rows_2], ev, 1)).max() > 1e-3   # not the 1-ply values
 
 
+def test_decision_plies_3_labels_the_deep_rows_by_a_3_ply_search(teacher):
+    """label.decision_plies = 3: the rows that label.two_ply = "decisions" marks are valued by
+    the teacher's 3-ply search (each of the opponent's 21 rolls, its 0-ply best reply valued
+    at 2 plies), the others at label.plies; the chunk settings name the depth, so chunks
+    labelled at 2 plies are not taken for 3-ply ones."""
+    from nardy_ai.search import search_values
+    from training.search_targets import label_afterstates
+    ev = load_evaluator(teacher, VARIANT)
+    v = get_variant(VARIANT)
+    # three race afterstates (no contact, outside the bear-off database; a 3-ply search of each
+    # takes seconds with this tiny net)
+    boards = np.zeros((3, 28), np.int8)
+    boards[:, [0, 1, 2, 7, 8, 9]] = [[3, 3, 3, 2, 2, 2], [4, 2, 3, 1, 3, 2], [2, 3, 4, 3, 2, 1]]
+    boards[:, [14, 15, 16, 21, 22, 23]] = [[-2, -2, -2, -3, -3, -3], [-1, -3, -2, -3, -3, -3],
+                                           [-2, -2, -2, -4, -3, -2]]
+    classes = position_classes(boards, v)
+    assert (classes == class_names(v).index("race")).all()
+    settings = {"kind": "search", "plies": 1, "decision_plies": 3}
+    deep = np.array([True, False, True])
+    labels = label_afterstates(boards, classes, ev, settings, deep)
+    np.testing.assert_allclose(labels[deep], search_values(boards[deep], ev, 3), atol=1e-5)
+    np.testing.assert_allclose(labels[~deep], search_values(boards[~deep], ev, 1), atol=1e-5)
+    two = label_afterstates(boards, classes, ev, {"kind": "search", "plies": 1}, deep)
+    np.testing.assert_allclose(two[deep], search_values(boards[deep], ev, 2), atol=1e-5)
+    assert np.abs(labels[deep] - two[deep]).max() > 1e-4
+
+
 # --- the plan ----------------------------------------------------------------------------------
 
 def test_plan_sizes_and_hours_follow_the_rates(teacher):
@@ -378,6 +408,14 @@ def test_plan_sizes_and_hours_follow_the_rates(teacher):
     deep = 60 + by[(1, "rivals")]["rows"]                                      # the decisions and their rivals
     assert lab["stage"] == f"label ({deep / lab['rows']:.0%} 2-ply)"
     assert lab["seconds"] == pytest.approx(((lab["rows"] - deep) / 50 + deep / 2) / 2)
+    d = recipe(teacher, label={"two_ply": "decisions", "decision_plies": 3})
+    three = {(s["round"], s["stage"][:5]): s for s in plan(config_from_dict(d), {**rates, "label3_per_s": 0.1},
+                                                            jobs=2, threads=1,
+                                                            teacher_hidden={"contact": [16], "crashed": [16],
+                                                                            "race": [16]})}
+    lab3 = three[(1, "label")]
+    assert lab3["stage"] == f"label ({deep / lab3['rows']:.0%} 3-ply)" and lab3["rows"] == lab["rows"]
+    assert lab3["seconds"] == pytest.approx(((lab3["rows"] - deep) / 50 + deep / 0.1) / 2)
     text = train_plan(cfg, jobs=2, rates=rates)
     assert "first" in text and "second" in text and "total:" in text and "hours" in text
 

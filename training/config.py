@@ -181,6 +181,7 @@ class RoundLabelConfig:
     plies: int = 1                  # n-ply expectimax (1 or 2)
     chunk: int = 10000              # afterstates per chunk (one task, one file)
     two_ply: str = ""               # "decisions": the decisions and their rivals at 2 plies, the rest at 1
+    decision_plies: int = 2         # with two_ply = "decisions": the plies of those rows (2, or 3: ~25x the CPU)
 
 
 @dataclass
@@ -442,6 +443,9 @@ def _validate_rounds(cfg: TrainConfig) -> None:
             (lb.two_ply in ("", "decisions"), f'label.two_ply: must be "" or "decisions", got {lb.two_ply!r}'),
             (not lb.two_ply or lb.plies == 1, "label.two_ply: only with label.plies = 1"),
             (not lb.two_ply or s.decisions > 0, "label.two_ply: needs sample.decisions > 0 (the rows it deepens)"),
+            (lb.decision_plies in (2, 3), f"label.decision_plies: must be 2 or 3, got {lb.decision_plies!r}"),
+            (lb.decision_plies == 2 or lb.two_ply == "decisions",
+             'label.decision_plies: only with label.two_ply = "decisions" (the rows it searches)'),
             (len(ft.hidden) <= MAX_LAYERS and all(0 < h <= MAX_HIDDEN for h in ft.hidden),
              f"fit.hidden: at most {MAX_LAYERS} layers of 1 to {MAX_HIDDEN} units"),
             (set(ft.warm_nets) <= set(ft.nets) or not ft.nets, "fit.warm_nets: every net named must be in fit.nets"),

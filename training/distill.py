@@ -30,8 +30,8 @@ rivals
 label
     The teacher's ``label.plies`` expectimax outcome probabilities of every row (bear-off
     afterstates: the database's exact values; with ``label.two_ply = "decisions"`` the
-    decisions and their rivals at 2 plies, the rows where the ranking of close plays is
-    learnt), in chunks of ``label.chunk`` rows, one backend
+    decisions and their rivals at 2 plies -- or 3 with ``label.decision_plies = 3``, about 25
+    times the CPU of a 2-ply row -- the rows where the ranking of close plays is learnt), in chunks of ``label.chunk`` rows, one backend
     task each, each written atomically as ``labels/chunk_NNNN.npz`` when it arrives: a kill
     loses at most the chunks in flight.
 fit
@@ -339,7 +339,8 @@ BYTES_SAMPLE_ROW, BYTES_CHUNK_ROW = 29, 29 + 4 * 6
 def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[int], int]] | None = None,
                   seconds: float = 3.0, seed: int = 0, shares: dict[str, float] | None = None,
                   keep: float = 0.5, epsilon: float = 0.05, parallel_games: int = 128,
-                  sample_rows: int = 2000, candidates: int = 5, threshold: float = 0.1) -> dict:
+                  sample_rows: int = 2000, candidates: int = 5, threshold: float = 0.1,
+                  three_ply: bool = False) -> dict:
     """Rates of this machine for :func:`plan`, per CPU second of one process with one torch
     thread (CPU time, so that other work on the machine does not skew them; a few seconds
     each): self-play afterstates kept per second (``sample_per_s``: ``sample_rows`` of them
@@ -348,7 +349,8 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
     labels per second (``label_per_s``), decisions turned into rivals per second
     (``rivals_per_s``, with the recipe's ``candidates`` and ``threshold``) and the new rows each
     decision adds (``rivals_per_decision``, for those settings: ``rivals_settings``), 2-ply
-    labels per second (``label2_per_s``, on rivals and sampled rows, at least 16) -- these on
+    labels per second (``label2_per_s``, on rivals and sampled rows, at least 16; with
+    ``three_ply`` also 3-ply labels, ``label3_per_s``, on 2 of those rows) -- these on
     rows of :data:`SPREAD_GAMES` games played to their ends, as a round's rows are -- duplicate gate games
     per second (``gate_games_per_s``) and, for ``fits`` (label, hidden, encoder inputs), the
     rows fitted per second and torch thread for one epoch (``fit_rows_per_s``)."""
@@ -391,6 +393,11 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
             search_values(deep[n:n + 8], ev, 2)
             n += len(deep[n:n + 8])
         rates["label2_per_s"] = n / (time.process_time() - t0)
+        if three_ply:           # ~5 CPU s a long contact row: two rows, one at a time
+            t0 = time.process_time()
+            for i in range(min(2, len(deep))):
+                search_values(deep[i:i + 1], ev, 3)
+            rates["label3_per_s"] = min(2, len(deep)) / (time.process_time() - t0)
         t0 = time.process_time()
         gate_match(ev, ev, 64, seed)
         rates["gate_games_per_s"] = 64 / (time.process_time() - t0)
@@ -426,11 +433,14 @@ def rivals_per_decision(candidates: int, threshold: float, rates: dict) -> float
     return max(candidates - 2.6, 0.5)
 
 
-def label_stage(plies: int, deep: float, rates: dict) -> tuple[str, float]:
+def label_stage(plies: int, deep: float, rates: dict, deep_plies: int = 2) -> tuple[str, float]:
     """A label stage's name in the plan and its CPU seconds a row when a share ``deep`` of its
-    rows is searched at 2 plies and the rest at 1 (``rates``: :func:`measure_rates`)."""
-    what = f"label ({plies}-ply)" if deep in (0, 1) else f"label ({deep:.0%} 2-ply)"
-    return what, (1 - deep) / rates["label_per_s"] + deep / rates["label2_per_s"]
+    rows is searched at ``deep_plies`` (2 or 3) plies and the rest at ``plies`` (1 or 2)
+    (``rates``: :func:`measure_rates`)."""
+    per = {1: rates["label_per_s"], 2: rates["label2_per_s"], 3: rates.get("label3_per_s")}
+    what = f"label ({plies}-ply)" if deep == 0 else f"label ({deep_plies}-ply)" if deep == 1 \
+        else f"label ({deep:.0%} {deep_plies}-ply)"
+    return what, (1 - deep) / per[plies] + (deep / per[deep_plies] if deep else 0.0)
 
 
 def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
@@ -456,13 +466,13 @@ def plan(cfg: TrainConfig, rates: dict, jobs: int = 1, threads: int = 1,
         rows = s.positions + rivals
         round_rows.append(rows)
         fit_rows = sum(round_rows[max(0, i - ft.history):])
-        deep = rows if lb.plies == 2 else (s.decisions + rivals if lb.two_ply else 0)
+        deep = 0 if lb.plies == 2 else (s.decisions + rivals if lb.two_ply else 0)
         out.append({"round": i + 1, "name": name, "stage": "sample", "rows": s.positions,
                     "seconds": s.positions / (rates["sample_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * s.positions})
         if s.decisions:
             out.append({"round": i + 1, "name": name, "stage": "rivals", "rows": rivals, "decisions": s.decisions,
                         "seconds": s.decisions / (rates["rivals_per_s"] * jobs), "bytes": 2 * BYTES_SAMPLE_ROW * rivals})
-        what, per_row = label_stage(lb.plies, deep / rows, rates)
+        what, per_row = label_stage(lb.plies, deep / rows, rates, lb.decision_plies)
         out.append({"round": i + 1, "name": name, "stage": what, "rows": rows,
                     "seconds": rows * per_row / jobs, "bytes": BYTES_CHUNK_ROW * rows})
         shares = s.quotas or {c: 1.0 for c in (ft.nets or teacher_hidden)}
@@ -488,7 +498,9 @@ def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machin
     lines = [f"machine: {machine}; {jobs} process(es) for sample / rivals / label, {threads} torch thread(s) to fit",
              "measured here, per CPU second of one process: "
              f"self-play {rates['sample_per_s']:,.0f} afterstates/s, 1-ply labels {rates['label_per_s']:,.0f}/s, "
-             f"2-ply labels {rates['label2_per_s']:,.1f}/s, rivals {rates['rivals_per_s']:,.0f} decisions/s"
+             f"2-ply labels {rates['label2_per_s']:,.1f}/s, "
+             + (f"3-ply labels {rates['label3_per_s']:,.2f}/s, " if "label3_per_s" in rates else "")
+             + f"rivals {rates['rivals_per_s']:,.0f} decisions/s"
              + (f" ({rates['rivals_per_decision']:.2f} new rows each)" if "rivals_per_decision" in rates else "")
              + ", "
              f"gate {rates['gate_games_per_s']:,.0f} games/s, fit "
@@ -730,6 +742,8 @@ class DistillRun(LabellingRun):
                     "seed": derive_seed(self.cfg.seed, SEED_LABEL, r), "chunk": lb.chunk}
         if lb.two_ply:          # only when set: chunks labelled before the key existed stay valid
             settings["two_ply"] = lb.two_ply
+        if lb.decision_plies != 2:
+            settings["decision_plies"] = lb.decision_plies
         return self._label_chunks(r, z["boards"], z["classes"], self.two_ply_rows(r, z), (sha, data),
                                   settings, f"round {r} label")
 

@@ -64,7 +64,9 @@ def measure_for(cfg: TrainConfig, netset, seconds: float = 3.0) -> dict:
             shares = s.quotas or {c: 1.0 for c in hidden}
         return measure_rates(path, netset.variant, fits, seconds, shares=shares, keep=s.keep, epsilon=s.epsilon,
                              parallel_games=s.parallel_games, sample_rows=4000,
-                             candidates=s.candidates, threshold=s.candidate_threshold)
+                             candidates=s.candidates, threshold=s.candidate_threshold,
+                             three_ply=cfg.method.kind == "distill"
+                             and any(r.label.decision_plies == 3 for r in cfg.rounds))
 
 
 def search_targets_stages(cfg: TrainConfig, rates: dict, hidden: dict, inputs: dict, jobs: int,

@@ -401,8 +401,8 @@ def label_afterstates(boards: np.ndarray, classes: np.ndarray, evaluator, settin
                       two_ply: np.ndarray | None = None) -> np.ndarray:
     """Outcome probabilities ``(N, K)`` float32 of afterstates for the side that moved:
     bear-off afterstates (class ``bearoff``) from the one-sided database (exact); the others
-    by ``settings["kind"]``: ``"search"`` at ``settings["plies"]`` (rows of ``two_ply`` at 2
-    plies), ``"rollout"`` by ``settings["rollout_games"]`` games truncated after
+    by ``settings["kind"]``: ``"search"`` at ``settings["plies"]`` (rows of ``two_ply`` at
+    ``settings["decision_plies"]``, default 2 plies), ``"rollout"`` by ``settings["rollout_games"]`` games truncated after
     ``settings["rollout_truncate"]`` plies with dice seed ``settings["rollout_seed"]``."""
     from nardy_ai.search import search_values
     v = evaluator.variant
@@ -418,7 +418,7 @@ def label_afterstates(boards: np.ndarray, classes: np.ndarray, evaluator, settin
     if settings["kind"] == "search":
         ev = evaluator
         deep = np.zeros(len(boards), bool) if two_ply is None else np.asarray(two_ply, bool)
-        for plies, rows in ((settings["plies"], rest & ~deep), (2, rest & deep)):
+        for plies, rows in ((settings["plies"], rest & ~deep), (settings.get("decision_plies", 2), rest & deep)):
             if rows.any():
                 out[rows] = search_values(boards[rows], ev, plies)
     else:

@@ -24,7 +24,7 @@ from ..cubeful import double_equities, take_equities
 from ..errors import UnknownAgent
 from ..evaluator import Evaluator, load_evaluator
 from ..movegen import Afterstates
-from ..search import MAX_PLIES, MoveFilter, Rank, best_afterstates, filters_for, search_equity
+from ..search import MAX_AGENT_PLIES, MoveFilter, Rank, best_afterstates, filters_for, search_equity
 from ..variants import Variant, get_variant
 from .base import Agent
 from .cube_rule import PipCountCube
@@ -101,9 +101,9 @@ def parse_td_spec(arg: str) -> tuple[str, int, str | int]:
     plies = int(m["plies"] or 0)
     cube = "pip" if m["cube"] == "pipcube" else int(m["cube_plies"]) if m["cube_plies"] else plies
     for depth in (plies, cube if isinstance(cube, int) else 0):
-        if depth > MAX_PLIES:
+        if depth > MAX_AGENT_PLIES:
             raise UnknownAgent(f"td:{arg}: a {depth}-ply search is not offered; use 0 to "
-                               f"{MAX_PLIES} plies (@1ply, +cube1ply)")
+                               f"{MAX_AGENT_PLIES} plies (@1ply, +cube1ply)")
     return m["path"], plies, cube
 
 
