@@ -862,7 +862,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(td:PATH[@Nply], gnubg:Nply) instead of the stored one")
     b.add_argument("--positions", help="evaluators, cube: a position set file (default: the shipped one)")
     b.add_argument("--set-version", type=int, help="evaluators: which shipped position set "
-                   "(1 or 2; default: the newest, 2)")
+                   "(1 or 2; long also 3; default: the variant's newest: backgammon 2, long 3)")
     b.add_argument("--seed", type=int, help="evaluators: seed of the agents' tie-breaking (default 0)")
     b.add_argument("--clear-margin", type=float, default=0.08,
                    help="cube: a reference decision won by at least this (units of the stake) is clear")

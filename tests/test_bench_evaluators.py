@@ -9,7 +9,7 @@ import pytest
 
 from nardy_ai.agents import make_agent
 from nardy_ai.agents.base import Agent
-from nardy_ai.bench.evaluators import (BLUNDER, EVALUATOR_SET_VERSION, bench_evaluators,
+from nardy_ai.bench.evaluators import (BLUNDER, EVALUATOR_SET_VERSION, bench_evaluators, default_set_version,
                                        build_evaluator_positions, class_figures,
                                        evaluator_positions_path, format_evaluators,
                                        load_evaluator_positions, reference_rows, rollout_candidates,
@@ -105,6 +105,7 @@ def test_cli_prints_the_table_with_units(capsys):
     assert main(["bench", "evaluators", "--variant", "long", "--agents", "random", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["variant"] == "long" and r["agents"][0]["agent"] == "random"
+    assert r["set_version"] == default_set_version("long") == 3      # long's newest set: the champion's rollouts
     assert set(r["agents"][0]["classes"]) == set(r["classes"]) == set(class_names("long"))
     # The overall table (4 lines), the per-class heading (2), the agent and one line per class.
     assert format_evaluators(r).count("\n") == 4 + 2 + 1 + len(class_names("long"))
@@ -243,6 +244,19 @@ def test_rollout_reference_values_candidates_by_rollout_and_the_rest_by_1ply(tmp
             assert eq[r] == pytest.approx(expect)
     assert {"reference_settings", "rollout_games", "rollout_truncate", "rollout_seconds",
             "one_ply_seconds", "mean_equity_se"} <= set(fields)
+
+
+def test_rollout_reference_on_a_backend_gives_the_same_equities(tmp_path):
+    from nardy_ai.backends import make_backend
+    net = tmp_path / "long.pt"
+    tiny_net(net, "long", seed=4)
+    pset = load_evaluator_positions("long", version=1)
+    after = generate(pset.positions[:3], pset.dice[:3], "long", notation=True)
+    kw = dict(games=24, truncate=2, batches=2, max_candidates=2, window=0.1)
+    here, _ = rollout_reference(after, "long", f"td:{net}", **kw)
+    with make_backend("local", 2) as backend:
+        there, _ = rollout_reference(after, "long", f"td:{net}", backend=backend, **kw)
+    np.testing.assert_array_equal(here, there)
 
 
 def test_shipped_backgammon_reference_is_gnubg_2ply():

@@ -29,9 +29,12 @@ from ..variants import Variant, get_variant
 from .positions import strong_play_positions
 from .sets import read_set, require_set
 
-#: The version of the shipped position sets read by default (v1, 300 positions a variant
-#: without class quotas, stays loadable).
+#: The version of the shipped position sets read by default where a variant has no newer one
+#: (v1, 300 positions a variant without class quotas, stays loadable).
 EVALUATOR_SET_VERSION = 2
+#: Variants whose newest shipped set is another version: long nardy's v3 has its reference
+#: rolled out by the long champion (v2's, by long td80, is far weaker than the nets it judges).
+NEWEST_SET_VERSION = {"long": 3}
 #: A choice losing more than this (points per game) is a blunder (gnubg's "very bad" mark).
 BLUNDER = 0.08
 
@@ -50,17 +53,23 @@ class PositionSet:
     equities: list[np.ndarray]
 
 
+def default_set_version(variant) -> int:
+    """The version of ``variant``'s shipped evaluator set read by default: its newest
+    (:data:`NEWEST_SET_VERSION`, else :data:`EVALUATOR_SET_VERSION`)."""
+    return NEWEST_SET_VERSION.get(get_variant(variant).id, EVALUATOR_SET_VERSION)
+
+
 def evaluator_positions_path(variant, version: int | None = None) -> str:
     """The shipped position set of a variant (package data), of ``version`` (default
-    :data:`EVALUATOR_SET_VERSION`)."""
+    :func:`default_set_version`)."""
     from importlib.resources import files
-    version = EVALUATOR_SET_VERSION if version is None else version
+    version = default_set_version(variant) if version is None else version
     return str(files("nardy_ai") / "data" / f"evaluator_positions_{get_variant(variant).id}_v{version}.jsonl")
 
 
 def load_evaluator_positions(variant, path: str | None = None, version: int | None = None) -> PositionSet:
     """Read a position set: the file ``path``, else the shipped set of ``variant`` of
-    ``version`` (default :data:`EVALUATOR_SET_VERSION`); a one-line
+    ``version`` (default :func:`default_set_version`); a one-line
     :class:`~nardy_ai.errors.FormatError` naming the line for anything malformed."""
     from ..board import board_from_json
     from ..errors import FormatError
@@ -188,7 +197,7 @@ def rollout_candidates(equity: np.ndarray, offsets: np.ndarray, max_candidates: 
 
 def rollout_reference(after, variant, agent: str, games: int = 324, truncate: int | None = 12,
                       batches: int = 3, seed: int = 0, max_candidates: int = 5,
-                      window: float = 0.20, chunk: int = 500, log=None) -> tuple[np.ndarray, dict]:
+                      window: float = 0.20, chunk: int = 500, log=None, backend=None) -> tuple[np.ndarray, dict]:
     """Reference equities ``(M,)`` (points per game, for the side that moved) of every
     afterstate of ``after`` by rollouts of the candidate plays, and the header fields that
     say how (a ``values`` function for :func:`build_evaluator_positions`).
@@ -203,7 +212,9 @@ def rollout_reference(after, variant, agent: str, games: int = 324, truncate: in
     equity's).  A play that is not a candidate gets the best rollout equity of its position
     minus its 1-ply loss against the 1-ply best, never more than the position's worst
     candidate: the rollouts rank the plays that matter, the 1-ply search the rest.  ``log``
-    gets a progress line every ``chunk`` afterstates or candidates."""
+    gets a progress line every ``chunk`` afterstates or candidates; ``backend`` (a
+    :class:`~nardy_ai.backends.Backend`) spreads the rollouts over processes, with the same
+    results."""
     from ..agents import make_agent
     from ..agents.base import segment_ids
     from ..rollout import rollout
@@ -225,7 +236,7 @@ def rollout_reference(after, variant, agent: str, games: int = 324, truncate: in
         part = cand[lo:lo + chunk]
         for b in range(batches):
             r = rollout(after.boards[part], v, spec, games=games // batches, truncate=truncate,
-                        seed=seed + b, on_roll=False)
+                        seed=seed + b, on_roll=False, backend=backend)
             per_batch[b, lo:lo + len(part)] = r.equity
             se2[lo:lo + len(part)] += r.equity_se ** 2
         say(f"{v.id}: {lo + len(part)}/{len(cand)} candidates rolled out in "
@@ -316,7 +327,7 @@ def bench_evaluators(variant, agents, reference: str | None = None, seed: int = 
                      path: str | None = None, version: int | None = None) -> dict:
     """Judge ``agents`` (specs or :class:`~nardy_ai.agents.base.Agent` objects) on the
     position set (the file ``path``, else the shipped set of ``version``, default
-    :data:`EVALUATOR_SET_VERSION`): each chooses on all positions in one batched call.  Per
+    :func:`default_set_version`): each chooses on all positions in one batched call.  Per
     agent: ``loss_mp`` (mean equity lost per decision, milli-points), ``blunder_rate`` (share
     of losses > :data:`BLUNDER`), ``agreement`` (share choosing the reference's best play),
     ``decisions_per_s`` (wall time of the call) and ``classes``, the same figures per class
