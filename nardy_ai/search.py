@@ -57,7 +57,7 @@ MAX_POSITIONS = 16384
 #: Batches of at least this many afterstates are valued once per distinct afterstate.
 DISTINCT_MIN = 2048
 #: The deepest search of afterstate values (:func:`search_values`: a 3-ply value of a long-nardy
-#: contact afterstate costs about 3 CPU s, training labels on a cluster).
+#: contact afterstate costs 3-5 CPU s: training labels on a cluster).
 MAX_PLIES = 3
 #: The deepest search an agent plays with (a 2-ply decision values about 20,000 afterstates a
 #: position; a 3-ply one twenty times that).

@@ -181,7 +181,7 @@ class RoundLabelConfig:
     plies: int = 1                  # n-ply expectimax (1 or 2)
     chunk: int = 10000              # afterstates per chunk (one task, one file)
     two_ply: str = ""               # "decisions": the decisions and their rivals at 2 plies, the rest at 1
-    decision_plies: int = 2         # with two_ply = "decisions": the plies of those rows (2, or 3: ~25x the CPU)
+    decision_plies: int = 2         # with two_ply = "decisions": the plies of those rows (2, or 3: 20-30x the CPU)
 
 
 @dataclass

@@ -30,10 +30,10 @@ rivals
 label
     The teacher's ``label.plies`` expectimax outcome probabilities of every row (bear-off
     afterstates: the database's exact values; with ``label.two_ply = "decisions"`` the
-    decisions and their rivals at 2 plies -- or 3 with ``label.decision_plies = 3``, about 25
-    times the CPU of a 2-ply row -- the rows where the ranking of close plays is learnt), in chunks of ``label.chunk`` rows, one backend
-    task each, each written atomically as ``labels/chunk_NNNN.npz`` when it arrives: a kill
-    loses at most the chunks in flight.
+    decisions and their rivals at 2 plies -- or 3 with ``label.decision_plies = 3``, 20 to 30
+    times the CPU of a 2-ply row -- the rows where the ranking of close plays is learnt), in
+    chunks of ``label.chunk`` rows, one backend task each, each written atomically as
+    ``labels/chunk_NNNN.npz`` when it arrives: a kill loses at most the chunks in flight.
 fit
     The student is a copy of the teacher whose nets ``fit.nets`` are fitted on their classes'
     rows (:func:`fit_student`): new nets of ``fit.hidden`` (seeded) with
@@ -393,7 +393,7 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
             search_values(deep[n:n + 8], ev, 2)
             n += len(deep[n:n + 8])
         rates["label2_per_s"] = n / (time.process_time() - t0)
-        if three_ply:           # ~5 CPU s a long contact row: two rows, one at a time
+        if three_ply:           # 3-5 CPU s a long contact row: two rows, one at a time
             t0 = time.process_time()
             for i in range(min(2, len(deep))):
                 search_values(deep[i:i + 1], ev, 3)
