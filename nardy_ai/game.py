@@ -91,6 +91,11 @@ class GameRecord:
     passed: bool = False
     cube: list = field(default_factory=list)
 
+    def points_for(self, agent: str) -> int:
+        """The points ``agent`` (the white or the black player's name) scored: ``points`` if it
+        won, ``-points`` if it lost."""
+        return self.points if (self.winner == 0) == (self.white == agent) else -self.points
+
     def rules(self) -> Variant:
         """The variant the game was played under; refuses a record of another rules version."""
         v = with_options(self.variant, **self.options)

@@ -480,7 +480,7 @@ def tournament_page(folder: Path, plots: str = "builtin") -> str:
         running: dict[str, tuple[list, list]] = {a: ([], []) for a in order}
         total = {a: 0.0 for a in order}
         for (a, b, _), r in games.items():        # the file's order: as the games arrived
-            pts = r.points if (r.winner == 0) == (r.white == a) else -r.points
+            pts = r.points_for(a)
             for who, p in ((a, pts), (b, -pts)):
                 if who in running:
                     total[who] += p

@@ -25,13 +25,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..board import parse_json
 from ..errors import FormatError
 from ..scoring import level_names
 from ..stats import side_stats
 from ..variants import parse_variant_spec, variant_options
 from .gamesfile import read_games
-from .settings import CONFIG_FILE, GAMES_FILE, TournamentConfig, TournamentError
+from .settings import CONFIG_FILE, GAMES_FILE, TournamentConfig, TournamentError, read_settings
 from .statistics import PPG_METHOD
 
 POOL_METHOD = ("complete duplicate pairs of every folder pooled per pairing (either seat order; points of "
@@ -39,19 +38,8 @@ POOL_METHOD = ("complete duplicate pairs of every folder pooled per pairing (eit
 
 
 def _folder(path: str | os.PathLike) -> tuple[TournamentConfig, dict, dict]:
-    """The settings (as saved and parsed) and the games of one tournament folder."""
-    cfg_path = Path(path) / CONFIG_FILE
-    try:
-        saved = parse_json(cfg_path.read_bytes())
-    except (FileNotFoundError, NotADirectoryError):
-        raise TournamentError(f"{path}: not a tournament folder ({CONFIG_FILE} is missing)") from None
-    except OSError as e:
-        raise TournamentError(f"cannot read {cfg_path}: {e.strerror}") from None
-    except FormatError as e:
-        raise FormatError(f"{cfg_path}: {e}") from None
-    if not isinstance(saved, dict):
-        raise FormatError(f"{cfg_path}: the settings must be a JSON object")
-    config = TournamentConfig.from_json(saved)
+    """The settings (parsed and as saved) and the games of one tournament folder."""
+    config, saved = read_settings(path, f"{path}: not a tournament folder ({CONFIG_FILE} is missing)")
     games_path = Path(path) / GAMES_FILE
     try:
         games = read_games(games_path)
@@ -68,7 +56,7 @@ def _points(config: TournamentConfig, games: dict, a: str, b: str) -> tuple[np.n
     played = {i for (x, y, i) in games if (x, y) == (a, b) and i < config.games}
     pairs = sorted(k for k in {i // 2 for i in played} if 2 * k in played and 2 * k + 1 in played)
     recs = [games[(a, b, i)] for k in pairs for i in (2 * k, 2 * k + 1)]
-    pts = np.array([r.points if (r.winner == 0) == (r.white == a) else -r.points for r in recs], float)
+    pts = np.array([r.points_for(a) for r in recs], float)
     lev = np.array([r.level for r in recs], np.int64)
     return pts, lev, len(played)
 
@@ -77,8 +65,9 @@ def pool_tournaments(folders: Sequence[str | os.PathLike], aliases: dict[str, st
     """The JSON-ready pooled summary of the tournament ``folders`` (at least two): per pairing
     found in any of them, its statistics over all their complete duplicate pairs and each
     folder's share.  ``aliases`` maps an agent spec to the name it is pooled under (the same
-    net called by a path in one folder and by its registry name in another).  Raises :class:`TournamentError` for folders of other rules or stakes, the
-    same dice twice, or no pairing held by two folders."""
+    net called by a path in one folder and by its registry name in another).  Raises
+    :class:`TournamentError` for folders of other rules or stakes, the same dice twice, or no
+    pairing held by two folders."""
     folders = [str(f) for f in folders]
     aliases = dict(aliases or {})
     if len(folders) < 2:
@@ -123,8 +112,8 @@ def pool_tournaments(folders: Sequence[str | os.PathLike], aliases: dict[str, st
         parts = []
         for f, c, p, lv, on_file, (a, b) in e["parts"]:
             one = side_stats(p, lv, names) if len(p) else None
-            parts.append({"folder": f, "agents": [a, b], "seed": c.seed, "games_per_pairing": c.games, "games_on_file": on_file,
-                          "games": len(p), "complete": len(p) == c.games,
+            parts.append({"folder": f, "agents": [a, b], "seed": c.seed, "games_per_pairing": c.games,
+                          "games_on_file": on_file, "games": len(p), "complete": len(p) == c.games,
                           "points_per_game": one["points_per_game"] if one else None,
                           "points_per_game_ci95": one["points_per_game_ci95"] if one else None})
         if not len(pts):
@@ -133,7 +122,8 @@ def pool_tournaments(folders: Sequence[str | os.PathLike], aliases: dict[str, st
         pairings.append({"agents": e["agents"], **side_stats(pts, lev, names), "folders": parts})
     return {"variant": v.id, "variant_version": ref["variant_version"], "options": ref["options"],
             **({"stakes": c0.stakes} if c0.stakes != "none" else {}),
-            "folders": folders, **({"aliases": aliases} if aliases else {}), "result_levels": list(names), "method": POOL_METHOD, "pairings": pairings}
+            "folders": folders, **({"aliases": aliases} if aliases else {}), "result_levels": list(names),
+            "method": POOL_METHOD, "pairings": pairings}
 
 
 def format_pool(pool: dict) -> str:
@@ -155,7 +145,8 @@ def format_pool(pool: dict) -> str:
         a, b = p["agents"]
         shown = display_names([a, b], NAME_WIDTH, pool["variant"])
         lines += ["", f"{shown[a]} vs {shown[b]}"]
-        keys = [f"{Path(q['folder']).name or q['folder']}, seed {q['seed']}" + ("" if q["complete"] else f" ({q['games']} of {q['games_per_pairing']})")
+        keys = [f"{Path(q['folder']).name or q['folder']}, seed {q['seed']}"
+                + ("" if q["complete"] else f" ({q['games']} of {q['games_per_pairing']})")
                 for q in p["folders"]] + ["pooled"]
         rows = p["folders"] + [p]
         lines += fold_table("games of", keys, [

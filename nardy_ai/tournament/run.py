@@ -91,7 +91,7 @@ def _play(config: TournamentConfig, out: Path, resume: bool, backend: Backend, p
     names = display_names(config.agents, LEADER_WIDTH, config.rules().id)
 
     def count(a: str, b: str, r: GameRecord) -> None:
-        pts = r.points if (r.winner == 0) == (r.white == a) else -r.points
+        pts = r.points_for(a)
         tally[a][0] += pts
         tally[a][1] += 1
         tally[b][0] -= pts

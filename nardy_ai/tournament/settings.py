@@ -128,20 +128,27 @@ def default_agents(variant: str | Variant) -> list[str]:
     return specs
 
 
-def load_config(out: str | os.PathLike) -> TournamentConfig:
-    """The settings saved in ``out``; refuses a tournament played under other rules versions."""
+def read_settings(out: str | os.PathLike, missing: str, prefix: str = "") -> tuple[TournamentConfig, dict]:
+    """The settings saved in the folder ``out``, parsed and as saved (JSON object).  A missing
+    file raises :class:`TournamentError` ``prefix + missing``; an unreadable one names it after
+    ``prefix``; a malformed one raises :class:`FormatError` naming the file."""
     path = Path(out) / CONFIG_FILE
     try:
         saved = parse_json(path.read_bytes())
     except (FileNotFoundError, NotADirectoryError):
-        raise TournamentError(f"--resume: {out} holds no tournament ({CONFIG_FILE} is missing)") from None
+        raise TournamentError(prefix + missing) from None
     except OSError as e:
-        raise TournamentError(f"--resume: cannot read {path}: {e.strerror}") from None
+        raise TournamentError(f"{prefix}cannot read {path}: {e.strerror}") from None
     except FormatError as e:
         raise FormatError(f"{path}: {e}") from None
     if not isinstance(saved, dict):
         raise FormatError(f"{path}: the settings must be a JSON object")
-    config = TournamentConfig.from_json(saved)
+    return TournamentConfig.from_json(saved), saved
+
+
+def load_config(out: str | os.PathLike) -> TournamentConfig:
+    """The settings saved in ``out``; refuses a tournament played under other rules versions."""
+    config, saved = read_settings(out, f"{out} holds no tournament ({CONFIG_FILE} is missing)", "--resume: ")
     v = config.rules()
     if saved.get("variant_version") != v.version:
         raise TournamentError(f"--resume: {out} was played under {v.id} v{saved.get('variant_version')}; "

@@ -72,7 +72,7 @@ def summarize_tournament(config: TournamentConfig, games: dict[tuple[str, str, i
             recs = [games[(a, b, i)] for i in range(config.games)]
         except KeyError as e:
             raise TournamentError(f"game {e.args[0][2]} of {a} vs {b} has not been played yet") from None
-        pts = np.array([r.points if (r.winner == 0) == (r.white == a) else -r.points for r in recs])
+        pts = np.array([r.points_for(a) for r in recs])
         lev = np.array([r.level for r in recs])
         per_agent[a].append((pts, lev))
         per_agent[b].append((-pts, lev))
