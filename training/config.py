@@ -200,6 +200,7 @@ class RoundFitConfig:
     lr_halvings: int = 0            # on a plateau: back to the best weights, half the step, this many times
     validation: float = 0.02        # share of each net's afterstates held out
     history: int = 0                # earlier rounds of the run whose labelled rows join the fit
+    rank_weight: float = 0.0        # > 0: + this times the ranking loss among each decision's plays
 
 
 @dataclass
@@ -453,6 +454,9 @@ def _validate_rounds(cfg: TrainConfig) -> None:
             (not set(ft.grow_nets) & set(ft.warm_nets), "fit.grow_nets: a net is grown or warm-started, not both"),
             (bool(ft.hidden) or not ft.grow_nets, "fit.grow_nets: needs fit.hidden, the size the nets grow to"),
             (0 <= ft.history <= i, f"fit.history: must be 0 to {i} (the rounds before round {i + 1})"),
+            (0.0 <= ft.rank_weight <= 1000.0, "fit.rank_weight: must be 0 to 1000"),
+            (ft.rank_weight == 0 or s.decisions > 0,
+             "fit.rank_weight: needs sample.decisions > 0 (the decisions whose plays it ranks)"),
             c["learning_rate"],
             (ft.warm_learning_rate > 0, "fit.warm_learning_rate: must be positive"),
             *(c[k] for k in _FIT), c["games"], c["threshold"],

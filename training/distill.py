@@ -89,8 +89,8 @@ from nardy_ai.variants import Variant
 from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
 from .run import STATE_FORMAT
 from .td import can_widen, widen_copy
-from .search_targets import (LabellingRun, class_counts, class_quotas, decision_candidates, derive_seed,
-                             distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes,
+from .search_targets import (DecisionGroups, LabellingRun, class_counts, class_quotas, decision_candidates,
+                             decision_rolls, derive_seed, distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes,
                              gate_match, initial_evaluator, labels_with_history, one_torch_thread, read_npz,
                              sample_afterstates, write_npz)
 
@@ -222,6 +222,35 @@ def rivals_part(task: RivalsTask) -> tuple[int, np.ndarray, np.ndarray, int]:
     return task.index, b, c, used
 
 
+def decision_groups(decided: np.ndarray, part: int, seed: int, rows: np.ndarray, variant: Variant
+                    ) -> DecisionGroups:
+    """The plays of the rivals phase's decisions found among ``rows`` (labelled afterstates):
+    ``decided`` are the afterstates that became decisions (in the phase's order), cut into
+    tasks of ``part`` with the seeds ``derive_seed(seed, k)``, each rebuilt as that task made it
+    (:func:`training.search_targets.decision_rolls`) and all its legal plays generated; a
+    decision's group is its plays that are rows (by board; the row of a play's first
+    occurrence), kept when at least two; ``decisions``: each group's decision by its place
+    among the decisions rebuilt, task after task, each task's in its shuffled order.  Costs seconds: no evaluator is needed, the rows hold
+    the close rivals the teacher picked."""
+    from nardy_ai.movegen import generate
+    where = {}
+    for i, b in enumerate(np.asarray(rows, np.int8)):
+        where.setdefault(b.tobytes(), i)
+    members, offsets, which = [], [0], []
+    for k, lo in enumerate(range(0, len(decided), part)):
+        positions, dice = decision_rolls(decided[lo:lo + part], derive_seed(seed, k), variant)
+        for a in range(0, len(positions), 4096):
+            plays = generate(positions[a:a + 4096], dice[a:a + 4096], variant)
+            for g in range(len(plays.offsets) - 1):
+                found = {where.get(b.tobytes(), -1) for b in plays.boards[plays.offsets[g]:plays.offsets[g + 1]]}
+                found.discard(-1)
+                if len(found) >= 2:
+                    members.extend(sorted(found))
+                    offsets.append(len(members))
+                    which.append(lo + a + g)
+    return DecisionGroups(np.array(members, np.int64), np.array(offsets, np.int64), np.array(which, np.int64))
+
+
 # --- fit -----------------------------------------------------------------------------------
 
 @dataclass
@@ -233,6 +262,7 @@ class FitSettings:
     patience: int
     validation: float
     lr_halvings: int
+    rank_weight: float = 0.0
 
 
 def refit_hidden(fit, label: str, old: list[int]) -> list[int]:
@@ -268,13 +298,15 @@ def nets_to_fit(netset, fit) -> list[str]:
 def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndarray, fit, seed: int,
                 done: dict | None = None, on_net: Callable[[str, dict], None] = lambda *a: None,
                 on_epoch: Callable[[str, int, float, float, float], None] = lambda *a: None,
-                stop: Callable[[], bool] = lambda: False) -> dict | None:
+                stop: Callable[[], bool] = lambda: False, groups: DecisionGroups | None = None) -> dict | None:
     """Refit the nets ``fit.nets`` of ``netset`` (in place) on their classes' rows of
     ``boards`` / ``labels`` (:mod:`nardy_ai.model` outcome probabilities): new nets of
     ``fit.hidden`` (``fit.activation`` or the old net's) from ``derive_seed(seed, i)`` with
     ``fit.learning_rate`` (``fit.grow_nets``: the old net widened to ``fit.hidden`` first, see
     :func:`training.td.widen_copy`), or -- ``fit.warm_nets``, or every net when ``fit.hidden``
-    is empty -- the net itself with ``fit.warm_learning_rate``.  Nets named in ``done`` (label -> their
+    is empty -- the net itself with ``fit.warm_learning_rate``.  ``groups`` (the plays of decisions,
+    indices into ``boards``) with ``fit.rank_weight`` > 0 add the ranking loss among each
+    decision's plays of a net's rows (:func:`training.search_targets.fit_net`).  Nets named in ``done`` (label -> their
     figures) are skipped (a resumed fit).  ``on_net(label, figures)`` after each net,
     ``on_epoch(label, epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
     figures by net (rows, warm, learning rate, losses, epochs, seconds), or None when ``stop()``
@@ -307,11 +339,13 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
             if grown:
                 widen_copy(teacher, member, f"fit.grow_nets ({label})", "the teacher")
         lr = fit.warm_learning_rate if warm else fit.learning_rate
-        settings = FitSettings(lr, fit.batch_size, fit.max_epochs, fit.patience, fit.validation, fit.lr_halvings)
+        w = getattr(fit, "rank_weight", 0.0)
+        settings = FitSettings(lr, fit.batch_size, fit.max_epochs, fit.patience, fit.validation, fit.lr_halvings, w)
         x = member.encoder(boards[rows])
+        mine = groups.restricted(rows, len(boards)) if groups is not None and w > 0 else None
         t0 = time.perf_counter()
         res = fit_net(member, x, labels[rows], settings, s,
-                      lambda e, tl, vl, ex, label=label: on_epoch(label, e, tl, vl, ex), stop)
+                      lambda e, tl, vl, ex, label=label: on_epoch(label, e, tl, vl, ex), stop, mine)
         if res is None:
             return None
         if label in netset.members:
@@ -754,12 +788,45 @@ class DistillRun(LabellingRun):
         rounds before it, labelled by their own teachers (:func:`labels_with_history`)."""
         return labels_with_history(self, r, self.cfg.rounds[r - 1].fit.history)
 
+    def round_groups(self, r: int, boards: np.ndarray) -> DecisionGroups:
+        """The plays of round ``r``'s decisions among ``boards`` (that round's labelled rows,
+        :func:`decision_groups`); none when the round made no decisions or its sample is gone."""
+        rc = self.cfg.rounds[r - 1].sample
+        path = self._path(r, "samples.npz")
+        if not rc.decisions or not os.path.exists(path):
+            return DecisionGroups(np.zeros(0, np.int64), np.zeros(1, np.int64))
+        z = self._read_samples(r)
+        sampled = z["boards"][:int(z["sampled"])]
+        pick = self.decisions_of(r, len(sampled))
+        return decision_groups(sampled[pick], rc.part, derive_seed(self.cfg.seed, SEED_RIVALS, r), boards, self.v)
+
+    def fit_groups(self, r: int, boards: np.ndarray) -> DecisionGroups | None:
+        """The decision groups of round ``r``'s fit (``boards``: :meth:`fit_labels`' rows, the
+        rounds oldest first), when ``fit.rank_weight`` > 0: each fitted round's groups among its
+        own rows, numbered into ``boards``."""
+        ft = self.cfg.rounds[r - 1].fit
+        if not ft.rank_weight:
+            return None
+        members, offsets, at = [], [np.zeros(1, np.int64)], 0
+        for h in range(max(1, r - ft.history), r + 1):
+            own = self._read_samples(h)["boards"] if os.path.exists(self._path(h, "samples.npz")) else None
+            if own is None or at + len(own) > len(boards) or not np.array_equal(boards[at:at + len(own)], own):
+                continue        # a round left out of the fit (its labels gone)
+            g = self.round_groups(h, own)
+            members.append(g.members + at)
+            offsets.append(g.offsets[1:] + sum(len(m) for m in members[:-1]))
+            at += len(own)
+        if not members:
+            return DecisionGroups(np.zeros(0, np.int64), np.zeros(1, np.int64))
+        return DecisionGroups(np.concatenate(members), np.concatenate(offsets))
+
     def fit_phase(self, r: int) -> bool:
         """The student: the teacher with ``fit.nets`` refitted; ``candidate.pt``.  Each net
         finished is kept in ``partial.pt`` (a resumed fit with the same fit settings starts at the
         next net)."""
         ft = self.cfg.rounds[r - 1].fit
         boards, classes, labels = self.fit_labels(r)
+        groups = self.fit_groups(r, boards)
         partial = self._path(r, "partial.pt")
         done = {}
         if os.path.exists(partial):
@@ -796,12 +863,15 @@ class DistillRun(LabellingRun):
             if "val_loss" in figures:
                 self.print(f"round {r}: {label} net fitted on {figures['rows']:,} rows: held-out excess "
                            f"{figures['val_excess']:.2e} (best epoch {figures['best_epoch']} of "
-                           f"{figures['epochs']}, {figures['seconds'] / 60:.1f} min)")
+                           f"{figures['epochs']}, {figures['seconds'] / 60:.1f} min)"
+                           + (f"; held-out decisions ({figures['val_decisions']:,}): regret "
+                              f"{figures['val_regret_before'] * 1000:.2f} -> {figures['val_regret'] * 1000:.2f} mp"
+                              if "val_regret" in figures else ""))
 
         stats_so_far = dict(done)
         try:
             stats = fit_student(netset, boards, classes, labels, ft, derive_seed(self.cfg.seed, SEED_FIT, r),
-                                done, on_net, on_epoch, self._stopping)
+                                done, on_net, on_epoch, self._stopping, groups)
         finally:
             for b in bars.values():
                 b.close()
@@ -815,6 +885,8 @@ class DistillRun(LabellingRun):
                 scalars.update({f"val_excess_{label}": s["val_excess"], f"val_loss_{label}": s["val_loss"],
                                 f"epochs_{label}": s["epochs"], f"best_epoch_{label}": s["best_epoch"],
                                 f"rows_{label}": s["rows"], f"seconds_{label}": s["seconds"]})
+                scalars.update({f"{k}_{label}": s[k] for k in ("val_rank", "val_regret", "val_regret_before")
+                                if k in s})
         self._log("fit", r, "fit", scalars)
         return True
 

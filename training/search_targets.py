@@ -309,6 +309,17 @@ def sample_afterstates(evaluator, quotas: dict[str, int], seed: int, parallel_ga
     return Samples(np.concatenate(boards), np.concatenate(classes), games, candidates, repeats, short)
 
 
+def decision_rolls(boards: np.ndarray, seed: int, v: Variant) -> tuple[np.ndarray, np.ndarray]:
+    """The decisions :func:`decision_candidates` makes of ``boards`` (afterstates): each
+    flipped to the opponent to move, in a seeded random order, with a seeded random roll.
+    Returns ``(positions, dice)``, ``(n, 28)`` and ``(n, 2)``; the same ``seed`` gives the
+    same decisions (the fit's decision groups rebuild them, :func:`training.distill.decision_groups`)."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(boards))
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    return flip(np.asarray(boards, np.int8)[order], v), dice
+
+
 def decision_candidates(evaluator, boards: np.ndarray, quotas: dict[str, int], keep: int,
                         threshold: float, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Afterstates that teach the evaluator its own decisions: each sampled afterstate becomes
@@ -323,10 +334,7 @@ def decision_candidates(evaluator, boards: np.ndarray, quotas: dict[str, int], k
     from nardy_ai.search import MoveFilter, filter_candidates
     v = evaluator.variant
     names = class_names(v)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(boards))
-    dice = rng.integers(1, 7, size=(len(boards), 2))
-    positions = flip(np.asarray(boards, np.int8)[order], v)
+    positions, dice = decision_rolls(boards, seed, v)
     parts, decision = [], []
     step = 4096
     for lo in range(0, len(positions), step):
@@ -479,9 +487,92 @@ def _bce(net: NeuralEvaluator, x: torch.Tensor, y: torch.Tensor, batch: int = 81
     return total / max(y.numel(), 1)
 
 
+class DecisionGroups:
+    """The plays of decisions among a fit's rows: decision ``g`` holds the rows
+    ``members[offsets[g]:offsets[g + 1]]`` (at least two, distinct), afterstates of one
+    roll by one player, so their equities compare."""
+
+    def __init__(self, members: np.ndarray, offsets: np.ndarray, decisions: np.ndarray | None = None):
+        self.members = np.asarray(members, np.int64)
+        self.offsets = np.asarray(offsets, np.int64)
+        #: each group's decision (its index among the decisions the groups were built from)
+        self.decisions = (np.arange(len(self.offsets) - 1) if decisions is None
+                          else np.asarray(decisions, np.int64))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def batch(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the decisions ``groups`` and each row's place (0..) in ``groups``."""
+        sizes = self.offsets[groups + 1] - self.offsets[groups]
+        starts = np.repeat(self.offsets[groups], sizes)
+        within = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        return self.members[starts + within], np.repeat(np.arange(len(groups)), sizes)
+
+    def restricted(self, rows: np.ndarray, n: int) -> "DecisionGroups":
+        """The groups among ``rows`` (ascending indices into the ``n`` rows these groups index),
+        renumbered to positions in ``rows``; members outside dropped, groups left with fewer
+        than two members dropped."""
+        where = np.full(n, -1, np.int64)
+        where[rows] = np.arange(len(rows))
+        local = where[self.members]
+        gid = np.repeat(np.arange(len(self)), self.sizes())
+        keep = local >= 0
+        counts = np.bincount(gid[keep], minlength=len(self))
+        keep &= counts[gid] >= 2
+        return DecisionGroups(local[keep], np.concatenate([[0], np.cumsum(counts[counts >= 2])]),
+                              self.decisions[counts >= 2])
+
+
+def decision_rank_loss(student: torch.Tensor, label: torch.Tensor, gid: torch.Tensor, n: int) -> torch.Tensor:
+    """Within-decision ranking loss: ``student`` and ``label`` equities (points) of the plays
+    of ``n`` decisions (``gid``: each play's decision, 0..n-1), each centred on its decision's
+    mean; the mean over decisions of the mean squared difference of the centred values
+    (points squared).  Zero when the student's equities are the labels' plus any constant per
+    decision: only the differences between a decision's plays count -- the small margins that
+    choose the play, which the cross-entropy over single rows weighs little."""
+    size = torch.zeros(n, dtype=student.dtype, device=student.device).index_add_(
+        0, gid, torch.ones_like(student))
+    d = student - label
+    mean = torch.zeros_like(size).index_add_(0, gid, d) / size
+    e = d - mean[gid]
+    return (torch.zeros_like(size).index_add_(0, gid, e * e) / size).mean()
+
+
+def decision_regret(student: torch.Tensor, label: torch.Tensor, gid: torch.Tensor, n: int) -> float:
+    """Mean loss (points, by the labels) of the play the student ranks first in each of ``n``
+    decisions against the labels' best play."""
+    lo = torch.full((n,), -1e9, dtype=label.dtype, device=label.device)
+    best_label = lo.clone().scatter_reduce(0, gid, label, "amax")
+    best_student = lo.clone().scatter_reduce(0, gid, student, "amax")
+    picked = lo.clone().scatter_reduce(0, gid, torch.where(student >= best_student[gid], label, lo[gid]), "amax")
+    return float((best_label - picked).mean()) if n else 0.0
+
+
+def _validation_split(n: int, share: float, rng: np.random.Generator, groups: DecisionGroups | None
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Held-out and training rows: ``round(share * n)`` rows at random (at least 1, at most
+    n - 1); with ``groups``, first the rows of a random ``share`` of the decisions (whole),
+    then random others up to that count."""
+    order = rng.permutation(n)
+    n_val = min(max(1, int(round(share * n))), n - 1)
+    if groups is None or not len(groups):
+        return order[:n_val], order[n_val:]
+    held = rng.permutation(len(groups))[:max(1, int(round(share * len(groups))))]
+    rows, _ = groups.batch(held)
+    is_val = np.zeros(n, bool)
+    is_val[rows[:n - 1]] = True
+    extra = order[~is_val[order]][:max(0, n_val - int(is_val.sum()))]
+    is_val[extra] = True
+    return np.flatnonzero(is_val), np.flatnonzero(~is_val)
+
+
 def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
             on_epoch: Callable[[int, float, float, float], None] = lambda *a: None,
-            stop: Callable[[], bool] = lambda: False) -> dict | None:
+            stop: Callable[[], bool] = lambda: False, groups: DecisionGroups | None = None) -> dict | None:
     """Fit one net to labels: ``x`` encoded afterstates, ``y`` ``(N, K)`` soft targets.
     Binary cross-entropy per output on the sigmoid outputs, Adam (``fit.learning_rate``),
     minibatches of ``fit.batch_size``, a held-out ``fit.validation`` share, early stop after
@@ -491,51 +582,92 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
     targets never reaches 0: ``val_entropy`` is its floor on the held-out rows (the targets'
     own entropy) and ``val_loss - val_entropy`` (the excess, a KL divergence) goes to 0 for a
     perfect fit.
+
+    With ``groups`` (the plays of decisions among the rows, :class:`DecisionGroups`) and
+    ``fit.rank_weight`` w > 0, each minibatch also takes its share of the decisions (every
+    decision once an epoch) and the loss adds w times :func:`decision_rank_loss`; a share
+    ``fit.validation`` of the decisions is held out whole, early stopping and the best epoch
+    follow the held-out cross-entropy + w * ranking loss (``val_loss`` stays the cross-entropy),
+    and the figures add ``val_rank`` and ``val_regret`` (:func:`decision_regret`, points) with
+    their values before the fit.
     ``on_epoch(epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
     losses, or None when ``stop()`` turned true (the net is then left with its starting
     weights)."""
     rng = np.random.default_rng(seed)
     n = len(x)
-    order = rng.permutation(n)
-    n_val = min(max(1, int(round(fit.validation * n))), n - 1)
-    val, train = order[:n_val], order[n_val:]
+    w = float(getattr(fit, "rank_weight", 0.0))
+    ranked = groups is not None and w > 0 and len(groups) > 0
+    val, train = _validation_split(n, fit.validation, rng, groups if ranked else None)
+    n_val = len(val)
     dev = net.device
     xt = torch.from_numpy(np.ascontiguousarray(x)).to(dev)
     yt = torch.from_numpy(np.ascontiguousarray(y)).to(dev).clamp(0.0, 1.0)   # labels written before the clip
     xv, yv = xt[torch.from_numpy(val).to(dev)], yt[torch.from_numpy(val).to(dev)]
-    start = {k: w.detach().clone() for k, w in net.net.state_dict().items()}
-    best_state, best, best_epoch = start, _bce(net, xv, yv), 0
-    before = best
+    if ranked:
+        is_val = np.zeros(n, bool)
+        is_val[val] = True
+        whole = np.add.reduceat(is_val[groups.members].astype(np.int64), groups.offsets[:-1])
+        train_groups = np.flatnonzero(whole == 0)
+        vrows, vgid = groups.batch(np.flatnonzero(whole == groups.sizes()))
+        n_vg = int(vgid.max()) + 1 if len(vgid) else 0
+        vrows_t, vgid_t = torch.from_numpy(vrows).to(dev), torch.from_numpy(vgid).to(dev)
+        label_eq = equity(yt, net.variant)
+
+    def rank_figures() -> tuple[float, float]:
+        net.net.eval()
+        with torch.no_grad():
+            eq = equity(torch.sigmoid(net.net.logits(xt[vrows_t])), net.variant)
+            return (float(decision_rank_loss(eq, label_eq[vrows_t], vgid_t, n_vg)) if n_vg else 0.0,
+                    decision_regret(eq, label_eq[vrows_t], vgid_t, n_vg))
+
+    def validation() -> tuple[float, float, float]:
+        """Held-out cross-entropy, ranking loss and regret (0, 0 without decisions)."""
+        return (_bce(net, xv, yv), *(rank_figures() if ranked else (0.0, 0.0)))
+
+    start = {k: w_.detach().clone() for k, w_ in net.net.state_dict().items()}
+    before, rank_before, regret_before = validation()
+    best = before + w * rank_before if ranked else before      # the criterion early stopping watches
+    best_state, best_epoch, best_bce, best_rank, best_regret = start, 0, before, rank_before, regret_before
     entropy = float(torch.nn.functional.binary_cross_entropy(yv, yv))
     opt = torch.optim.Adam(net.net.parameters(), lr=fit.learning_rate)
     torch.manual_seed(seed)
     train_loss = float("nan")
+    steps = -(-len(train) // fit.batch_size)
+    per_step = -(-len(train_groups) // steps) if ranked and len(train_groups) else 0
     epoch = plateau_from = halvings = 0     # plateau_from: the best epoch or the last halving
     for epoch in range(1, fit.max_epochs + 1):
         net.net.train()
         perm = torch.from_numpy(train[rng.permutation(len(train))]).to(dev)
+        gperm = train_groups[rng.permutation(len(train_groups))] if per_step else None
         total, count = 0.0, 0
-        for i in range(0, len(perm), fit.batch_size):
+        for k, i in enumerate(range(0, len(perm), fit.batch_size)):
             if stop():
                 net.net.load_state_dict(start)
                 return None
             idx = perm[i:i + fit.batch_size]
             loss = torch.nn.functional.binary_cross_entropy_with_logits(net.net.logits(xt[idx]), yt[idx])
+            total += float(loss.detach()) * len(idx)
+            count += len(idx)
+            if per_step and k * per_step < len(gperm):
+                rows, gid = groups.batch(gperm[k * per_step:(k + 1) * per_step])
+                rows_t = torch.from_numpy(rows).to(dev)
+                eq = equity(torch.sigmoid(net.net.logits(xt[rows_t])), net.variant)
+                loss = loss + w * decision_rank_loss(eq, label_eq[rows_t], torch.from_numpy(gid).to(dev),
+                                                     int(gid[-1]) + 1)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            total += float(loss.detach()) * len(idx)
-            count += len(idx)
         train_loss = total / max(count, 1)
-        val_loss = _bce(net, xv, yv)
+        val_loss, rank, regret = validation()
+        criterion = val_loss + w * rank if ranked else val_loss
         if not (math.isfinite(train_loss) and math.isfinite(val_loss)):
             from .td import TrainingDiverged
             raise TrainingDiverged(f"fitting stopped at epoch {epoch}: the loss is not a finite number "
                                    f"(a lower fit.learning_rate may help)")
         on_epoch(epoch, train_loss, val_loss, val_loss - entropy)
-        if val_loss < best:
-            best, best_epoch = val_loss, epoch
-            best_state = {k: w.detach().clone() for k, w in net.net.state_dict().items()}
+        if criterion < best:
+            best, best_epoch, best_bce, best_rank, best_regret = criterion, epoch, val_loss, rank, regret
+            best_state = {k: w_.detach().clone() for k, w_ in net.net.state_dict().items()}
             plateau_from = epoch
         elif epoch - plateau_from >= fit.patience:
             if halvings >= getattr(fit, "lr_halvings", 0):
@@ -547,9 +679,13 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
                 group["lr"] *= 0.5
             plateau_from = epoch
     net.net.load_state_dict(best_state)
-    return {"val_loss_before": before, "val_loss": best, "val_entropy": entropy, "best_epoch": best_epoch,
-            "epochs": epoch, "lr_halvings": halvings, "train_loss": train_loss, "train_rows": int(len(train)),
-            "val_rows": int(n_val)}
+    out = {"val_loss_before": before, "val_loss": best_bce, "val_entropy": entropy, "best_epoch": best_epoch,
+           "epochs": epoch, "lr_halvings": halvings, "train_loss": train_loss, "train_rows": int(len(train)),
+           "val_rows": int(n_val)}
+    if ranked:
+        out.update(rank_weight=w, decisions=int(len(groups)), val_decisions=n_vg, val_rank_before=rank_before,
+                   val_rank=best_rank, val_regret_before=regret_before, val_regret=best_regret)
+    return out
 
 
 # --- gate ----------------------------------------------------------------------------------
