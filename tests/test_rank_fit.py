@@ -112,13 +112,14 @@ def test_decision_groups_are_the_plays_of_the_rivals_phase_decisions(ranked_run)
     keys = {b.tobytes(): i for i, b in reversed(list(enumerate(boards)))}
     for g in range(len(groups)):
         d = groups.decisions[g]
-        found = {keys[b.tobytes()] for b in plays.boards[plays.offsets[d]:plays.offsets[d + 1]] if b.tobytes() in keys}
+        mine = plays.boards[plays.offsets[d]:plays.offsets[d + 1]]
+        found = {keys[b.tobytes()] for b in mine if b.tobytes() in keys}
         assert sorted(found) == groups.members[groups.offsets[g]:groups.offsets[g + 1]].tolist()
     all_plays = {b.tobytes() for b in plays.boards}
     assert all(b.tobytes() in all_plays for b in boards[sampled:])
     assert sampled < len(boards)
     # the groups of a fit number into its rows (the round's own rows here: history 0)
-    fitted = run.fit_groups(1, run.fit_labels(1)[0])
+    fitted = run.fit_groups(1, run.fit_units(1))
     assert np.array_equal(fitted.members, groups.members) and np.array_equal(fitted.offsets, groups.offsets)
 
 

@@ -90,9 +90,9 @@ from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
 from .run import STATE_FORMAT
 from .td import can_widen, widen_copy
 from .search_targets import (DecisionGroups, LabellingRun, class_counts, class_quotas, decision_candidates,
-                             decision_rolls, derive_seed, distinct_boards, evaluator_from_bytes, evaluator_payload, fit_net, fitted_classes,
-                             gate_match, initial_evaluator, labels_with_history, one_torch_thread, read_npz,
-                             sample_afterstates, write_npz)
+                             decision_rolls, derive_seed, distinct_boards, evaluator_from_bytes, evaluator_payload,
+                             fit_net, fitted_classes, gate_match, initial_evaluator, joined_units, labelled_units,
+                             one_torch_thread, read_npz, sample_afterstates, write_npz)
 
 #: Version of the part, samples and chunk files of a distillation run.
 FORMAT = 1
@@ -230,8 +230,8 @@ def decision_groups(decided: np.ndarray, part: int, seed: int, rows: np.ndarray,
     (:func:`training.search_targets.decision_rolls`) and all its legal plays generated; a
     decision's group is its plays that are rows (by board; the row of a play's first
     occurrence), kept when at least two; ``decisions``: each group's decision by its place
-    among the decisions rebuilt, task after task, each task's in its shuffled order.  Costs seconds: no evaluator is needed, the rows hold
-    the close rivals the teacher picked."""
+    among the decisions rebuilt, task after task, each task's in its shuffled order.  Costs
+    seconds: no evaluator is needed, the rows hold the close rivals the teacher picked."""
     from nardy_ai.movegen import generate
     where = {}
     for i, b in enumerate(np.asarray(rows, np.int8)):
@@ -304,10 +304,10 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
     ``fit.hidden`` (``fit.activation`` or the old net's) from ``derive_seed(seed, i)`` with
     ``fit.learning_rate`` (``fit.grow_nets``: the old net widened to ``fit.hidden`` first, see
     :func:`training.td.widen_copy`), or -- ``fit.warm_nets``, or every net when ``fit.hidden``
-    is empty -- the net itself with ``fit.warm_learning_rate``.  ``groups`` (the plays of decisions,
-    indices into ``boards``) with ``fit.rank_weight`` > 0 add the ranking loss among each
-    decision's plays of a net's rows (:func:`training.search_targets.fit_net`).  Nets named in ``done`` (label -> their
-    figures) are skipped (a resumed fit).  ``on_net(label, figures)`` after each net,
+    is empty -- the net itself with ``fit.warm_learning_rate``.  ``groups`` (the plays of
+    decisions, indices into ``boards``) with ``fit.rank_weight`` > 0 add the ranking loss among
+    each decision's plays of a net's rows (:func:`training.search_targets.fit_net`).  Nets named
+    in ``done`` (label -> their figures) are skipped (a resumed fit).  ``on_net(label, figures)`` after each net,
     ``on_epoch(label, epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
     figures by net (rows, warm, learning rate, losses, epochs, seconds), or None when ``stop()``
     turned true (the net being fitted left as it was)."""
@@ -783,10 +783,14 @@ class DistillRun(LabellingRun):
 
     # --- phase: fit ------------------------------------------------------------------
 
+    def fit_units(self, r: int) -> list:
+        """The rounds round ``r`` fits on with their labelled rows: its own and the
+        ``fit.history`` rounds before it, labelled by their own teachers (:func:`labelled_units`)."""
+        return labelled_units(self, r, self.cfg.rounds[r - 1].fit.history)
+
     def fit_labels(self, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What round ``r`` fits on: its own labelled rows and those of the ``fit.history``
-        rounds before it, labelled by their own teachers (:func:`labels_with_history`)."""
-        return labels_with_history(self, r, self.cfg.rounds[r - 1].fit.history)
+        """What round ``r`` fits on: the boards, classes and labels of :meth:`fit_units`, joined."""
+        return joined_units(self.fit_units(r))
 
     def round_groups(self, r: int, boards: np.ndarray) -> DecisionGroups:
         """The plays of round ``r``'s decisions among ``boards`` (that round's labelled rows,
@@ -794,39 +798,32 @@ class DistillRun(LabellingRun):
         rc = self.cfg.rounds[r - 1].sample
         path = self._path(r, "samples.npz")
         if not rc.decisions or not os.path.exists(path):
-            return DecisionGroups(np.zeros(0, np.int64), np.zeros(1, np.int64))
+            return DecisionGroups.joined([])
         z = self._read_samples(r)
         sampled = z["boards"][:int(z["sampled"])]
         pick = self.decisions_of(r, len(sampled))
         return decision_groups(sampled[pick], rc.part, derive_seed(self.cfg.seed, SEED_RIVALS, r), boards, self.v)
 
-    def fit_groups(self, r: int, boards: np.ndarray) -> DecisionGroups | None:
-        """The decision groups of round ``r``'s fit (``boards``: :meth:`fit_labels`' rows, the
-        rounds oldest first), when ``fit.rank_weight`` > 0: each fitted round's groups among its
-        own rows, numbered into ``boards``."""
-        ft = self.cfg.rounds[r - 1].fit
-        if not ft.rank_weight:
+    def fit_groups(self, r: int, units) -> DecisionGroups | None:
+        """The decision groups of round ``r``'s fit on ``units`` (:meth:`fit_units`: the
+        rounds it reads, oldest first), when ``fit.rank_weight`` > 0: each round's groups among
+        its own rows, numbered into the rows joined."""
+        if not self.cfg.rounds[r - 1].fit.rank_weight:
             return None
-        members, offsets, at = [], [np.zeros(1, np.int64)], 0
-        for h in range(max(1, r - ft.history), r + 1):
-            own = self._read_samples(h)["boards"] if os.path.exists(self._path(h, "samples.npz")) else None
-            if own is None or at + len(own) > len(boards) or not np.array_equal(boards[at:at + len(own)], own):
-                continue        # a round left out of the fit (its labels gone)
-            g = self.round_groups(h, own)
-            members.append(g.members + at)
-            offsets.append(g.offsets[1:] + sum(len(m) for m in members[:-1]))
-            at += len(own)
-        if not members:
-            return DecisionGroups(np.zeros(0, np.int64), np.zeros(1, np.int64))
-        return DecisionGroups(np.concatenate(members), np.concatenate(offsets))
+        parts, first = [], 0
+        for h, (boards, _, _) in units:
+            parts.append((self.round_groups(h, boards), first))
+            first += len(boards)
+        return DecisionGroups.joined(parts)
 
     def fit_phase(self, r: int) -> bool:
         """The student: the teacher with ``fit.nets`` refitted; ``candidate.pt``.  Each net
         finished is kept in ``partial.pt`` (a resumed fit with the same fit settings starts at the
         next net)."""
         ft = self.cfg.rounds[r - 1].fit
-        boards, classes, labels = self.fit_labels(r)
-        groups = self.fit_groups(r, boards)
+        units = self.fit_units(r)
+        boards, classes, labels = joined_units(units)
+        groups = self.fit_groups(r, units)
         partial = self._path(r, "partial.pt")
         done = {}
         if os.path.exists(partial):

@@ -499,6 +499,19 @@ class DecisionGroups:
         self.decisions = (np.arange(len(self.offsets) - 1) if decisions is None
                           else np.asarray(decisions, np.int64))
 
+    @classmethod
+    def joined(cls, parts: list[tuple["DecisionGroups", int]]) -> "DecisionGroups":
+        """Groups of several row blocks as one: ``(groups, first row of their block)`` each, the
+        blocks one after another."""
+        members, offsets, decisions, count = [], [np.zeros(1, np.int64)], [], 0
+        for g, first in parts:
+            members.append(g.members + first)
+            offsets.append(g.offsets[1:] + count)
+            decisions.append(g.decisions)
+            count += len(g.members)
+        return cls(np.concatenate(members) if members else np.zeros(0, np.int64), np.concatenate(offsets),
+                   np.concatenate(decisions) if decisions else np.zeros(0, np.int64))
+
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
@@ -720,20 +733,32 @@ def gate_match(candidate, current, games: int, seed: int,
 
 # --- the run -------------------------------------------------------------------------------
 
-def labels_with_history(run, u: int, history: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Unit ``u``'s labelled afterstates of a labelling ``run`` (its ``read_labels``) after those
-    of the ``history`` units before it (labelled by the evaluators current then), oldest first.
-    An earlier unit whose label chunks are gone (a fresh clone, a folder moved without them) is
-    left out, with a line saying so."""
-    parts = []
+def labelled_units(run, u: int, history: int) -> list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The units a fit of unit ``u`` of a labelling ``run`` reads, oldest first: ``(unit, its
+    labelled afterstates)`` (``read_labels``: boards, classes, labels) for the ``history`` units
+    before it (labelled by the evaluators current then) and ``u`` itself.  An earlier unit whose
+    label chunks are gone (a fresh clone, a folder moved without them) is left out, with a line
+    saying so."""
+    units = []
     for h in range(max(1, u - history), u):
         try:
-            parts.append(run.read_labels(h))
+            units.append((h, run.read_labels(h)))
         except (OSError, run.ERROR, SearchTargetsError):
             run.print(f"{run.UNIT} {u}: {run.UNIT} {h}'s labels are not on disk (a fresh clone?); "
                       f"fitting without them")
-    parts.append(run.read_labels(u))
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+    units.append((u, run.read_labels(u)))
+    return units
+
+
+def joined_units(units) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The boards, classes and labels of :func:`labelled_units`' units, one after another."""
+    return tuple(np.concatenate([arrays[i] for _, arrays in units]) for i in range(3))
+
+
+def labels_with_history(run, u: int, history: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unit ``u``'s labelled afterstates after those of the ``history`` units before it
+    (:func:`labelled_units`, joined)."""
+    return joined_units(labelled_units(run, u, history))
 
 
 class LabellingRun(StagedRun):
