@@ -552,7 +552,7 @@ def cmd_tournament(args) -> int:
             raise NardyError("--resume needs --out DIR, the folder of the tournament to continue")
         out = args.out
         config = tm.resume_config(out, args.variant, args.agents, args.games, args.seed, args.gauntlet, args.chunk,
-                                  args.stakes, args.mat)
+                                  args.stakes, args.mat, args.dice)
     else:
         agents = args.agents or tm.default_agents(v)
         games = tm.even_games(tm.DEFAULT_GAMES if args.games is None else args.games)
@@ -561,7 +561,7 @@ def cmd_tournament(args) -> int:
         out = args.out or os.path.join("tournaments", f"{v.id}-{time.strftime('%Y%m%d-%H%M%S')}")
         config = tm.TournamentConfig(args.variant, tuple(agents), games, 0 if args.seed is None else args.seed,
                                      bool(args.gauntlet), tm.DEFAULT_CHUNK if args.chunk is None else args.chunk,
-                                     args.stakes or "none", bool(args.mat))
+                                     args.stakes or "none", bool(args.mat), args.dice or "pairing")
     import signal
 
     def terminate(signum, frame):       # SIGTERM stops like Ctrl-C: workers ended, files complete
@@ -925,6 +925,10 @@ def build_parser() -> argparse.ArgumentParser:
     tn.add_argument("--mat", action="store_true", default=None,
                     help="also write each pairing's games as a GNU Backgammon .mat file in matches/ (short "
                          "nardy without stakes; bulky: about 1.4 MB per 1,000 games); --resume keeps the choice")
+    tn.add_argument("--dice", choices=("pairing", "shared"),
+                    help="pairing (default): each pairing rolls its own dice; shared: game i of every pairing "
+                         "rolls the same dice, and a gauntlet's summary compares every two opponents of its first "
+                         "agent pair by pair (put the common opponent first); --resume keeps the choice")
     tn.add_argument("--analyze", action="store_true",
                     help="when the games are played, score every decision against the variant's champion at "
                          "2 ply (nardy analyze) and print error rates next to the standings")

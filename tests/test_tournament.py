@@ -354,3 +354,84 @@ def test_the_progress_bar_names_the_leader_by_its_table_name(tmp_path, monkeypat
     names = tm.display_names(specs, 24)
     assert any(f"leader {n} " in err for n in names.values())
     assert "fake:td80/checkpoint.pt" not in err                # the variant folder keeps them apart
+
+
+def test_shared_dice_roll_game_i_of_every_pairing_alike(tmp_path, first_agent):
+    """--dice shared: the chunk seed follows the seed and the chunk only, so game i of (X, A)
+    and of (X, B) open with the same lot and roll the same dice (each pairing its own dice
+    by default)."""
+    assert tm.chunk_seed(3, "a", "b", 1, "shared") == tm.chunk_seed(3, "c", "d", 1, "shared")
+    assert tm.chunk_seed(3, "a", "b", 1, "shared") != tm.chunk_seed(3, "a", "b", 2, "shared")
+    assert tm.chunk_seed(3, "a", "b", 1) != tm.chunk_seed(3, "c", "d", 1)
+    agents = ("heuristic", "random", "first")
+    games = {}
+    for dice in ("shared", "pairing"):
+        cfg = tm.TournamentConfig("backgammon", agents, 8, 3, True, 2, dice=dice)
+        cfg.check()
+        for chunk in tm.schedule(cfg):
+            _, results = tm.play_chunk(chunk)
+            for i, r in results:
+                games[(dice, chunk.b, i)] = r
+    for dice, same in (("shared", True), ("pairing", False)):
+        alike = 0
+        for i in range(8):
+            g1, g2 = games[(dice, "random", i)], games[(dice, "first", i)]
+            n = min(g1.plies, g2.plies)
+            rolls = ([t.dice for t in g1.turns[:n]], [t.dice for t in g2.turns[:n]])
+            alike += (g1.seed, g1.opening, g1.first, rolls[0]) == (g2.seed, g2.opening, g2.first, rolls[1])
+        assert alike == (8 if same else 0), dice
+
+
+def test_paired_differences_of_a_shared_dice_gauntlet(tmp_path, first_agent):
+    """The summary's paired section: A's minus B's mean points per duplicate pair against the
+    first agent, its interval over the pairs' differences, the unpaired interval (standard
+    errors in quadrature) and the correlation, recomputed here from the games file."""
+    agents = ("heuristic", "random", "first")
+    cfg = tm.TournamentConfig("backgammon", agents, 12, 4, True, 3, dice="shared")
+    summary = tm.run_tournament(cfg, tmp_path / "t", progress=False, jobs=1, log=lambda s: None)
+    assert summary["dice"] == "shared" and "paired" in summary["methods"]
+    [p] = summary["paired"]
+    assert p["agents"] == ["random", "first"] and p["opponent"] == "heuristic" and p["pairs"] == 6
+    games = {}
+    for line in (tmp_path / "t" / tm.GAMES_FILE).read_text().splitlines():
+        rec = json.loads(line)
+        games[(rec["pairing"][1], rec["index"])] = rec
+
+    def pair_means(b):
+        pts = []
+        for i in range(12):
+            g = games[(b, i)]
+            won = [g["white"], g["black"]][g["winner"]] == b
+            pts.append(g["points"] if won else -g["points"])
+        return np.array(pts, float).reshape(-1, 2).mean(axis=1)
+
+    pa, pb = pair_means("random"), pair_means("first")
+    d = pa - pb
+    half = 1.959963984540054 * d.std(ddof=1) / math.sqrt(6)
+    half_u = 1.959963984540054 * math.sqrt((pa.var(ddof=1) + pb.var(ddof=1)) / 6)
+    assert p["difference"] == pytest.approx(d.mean())
+    assert p["ci95"] == pytest.approx([d.mean() - half, d.mean() + half])
+    assert p["unpaired_ci95"] == pytest.approx([d.mean() - half_u, d.mean() + half_u])
+    assert p["correlation"] == pytest.approx(np.corrcoef(pa, pb)[0, 1])
+    assert "Paired on shared dice" in tm.format_summary(summary)
+    # Round robin or default dice: no paired section.
+    plain = tm.TournamentConfig("backgammon", agents, 4, 4, True, 2)
+    s2 = tm.run_tournament(plain, tmp_path / "u", progress=False, jobs=1, log=lambda s: None)
+    assert "paired" not in s2 and "dice" not in s2 and "Paired" not in tm.format_summary(s2)
+
+
+def test_dice_mode_is_saved_checked_and_kept_on_resume(tmp_path, capsys):
+    base = ["tournament", "--variant", "backgammon", "--agents", "heuristic", "random", "--games", "2",
+            "--no-progress"]
+    out = str(tmp_path / "t")
+    assert main(base + ["--out", out, "--dice", "shared"]) == 0
+    saved = json.loads((tmp_path / "t" / tm.CONFIG_FILE).read_text())
+    assert saved["dice"] == "shared" and tm.load_config(out).dice == "shared"
+    main_error(capsys, ["tournament", "--variant", "backgammon", "--out", out, "--resume", "--dice", "pairing"],
+               "started with --dice shared, not pairing")
+    assert main(["tournament", "--variant", "backgammon", "--out", out, "--resume", "--no-progress"]) == 0
+    # A folder written before the option (no "dice" field) resumes with each pairing's own dice.
+    del saved["dice"]
+    assert tm.TournamentConfig.from_json(saved).dice == "pairing"
+    with pytest.raises(tm.TournamentError, match="--dice must be one of pairing, shared"):
+        tm.TournamentConfig("backgammon", ("heuristic", "random"), 2, dice="same").check()

@@ -193,7 +193,8 @@ def format_summary(summary: dict) -> str:
                    + (f" {summary['options']}" if summary["options"] else "")
                    + f", {summary['mode']}: {len(ranking)} agents,")
     lines.append(f"{summary['games_per_pairing']} games per pairing ({pairs} duplicate-dice "
-                 f"pair{'s' * (pairs != 1)}), {summary['games']} games, seed {summary['seed']}")
+                 f"pair{'s' * (pairs != 1)}), {summary['games']} games, seed {summary['seed']}"
+                 + (", dice shared by the pairings" if summary.get("dice") == "shared" else ""))
     renamed = [a for a in order if shown[a] != a]
     if renamed:
         lines.append("Agents named here by short names:")
@@ -253,6 +254,17 @@ def format_summary(summary: dict) -> str:
             ("won", [str(p["pairs_won"]) for p in decided]), ("lost", [str(p["pairs_lost"]) for p in decided]),
             ("won %", [f"{100 * p['decided_pairs_won_share']:.1f}" for p in decided]),
             ("95% CI", [ci([100 * x for x in p["decided_pairs_won_ci95"]], "%.1f") for p in decided])])
+    if summary.get("paired"):
+        opp = summary["paired"][0]["opponent"]
+        lines += [""] + _prose(f"Paired on shared dice: points per game of the first agent minus the second "
+                               f"against {shown.get(opp, opp)}, 95% CI over the duplicate pairs' differences; "
+                               f"'unpaired' is the interval of two matches on independent dice")
+        rows = summary["paired"]
+        lines += fold_table("agents", [f"{shown[p['agents'][0]]} - {shown[p['agents'][1]]}" for p in rows], [
+            ("diff", [f"{p['difference']:+.3f}" for p in rows]),
+            ("95% CI", [ci(p["ci95"], "%+.3f") for p in rows]),
+            ("unpaired", [ci(p["unpaired_ci95"], "%+.3f") for p in rows]),
+            ("corr", ["n/a" if p["correlation"] is None else f"{p['correlation']:.2f}" for p in rows])])
     return "\n".join(lines)
 
 

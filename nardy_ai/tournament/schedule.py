@@ -36,10 +36,17 @@ class Chunk:
         return f"games {first}-{first + 2 * self.pairs - 1} of {self.a} vs {self.b}"
 
 
-def chunk_seed(seed: int, a: str, b: str, number: int) -> int:
-    """The dice seed of chunk ``number`` of pairing ``(a, b)`` (63 bits)."""
-    h = int.from_bytes(hashlib.sha256(json.dumps([a, b]).encode()).digest()[:8], "little")
-    state = np.random.SeedSequence([seed, h, number]).generate_state(1, np.uint64)[0]
+def chunk_seed(seed: int, a: str, b: str, number: int, dice: str = "pairing") -> int:
+    """The dice seed of chunk ``number`` of pairing ``(a, b)`` (63 bits).  ``dice="pairing"``:
+    the seed, the pairing's names and the chunk number (each pairing its own dice);
+    ``"shared"``: the seed and the chunk number only, so game ``i`` of every pairing rolls the
+    same sequence of dice whatever the agents play (a game's dice follow the seed and the batch
+    size alone, :class:`~nardy_ai.driver.SeededDice`)."""
+    if dice == "shared":
+        key = [seed, number]
+    else:
+        key = [seed, int.from_bytes(hashlib.sha256(json.dumps([a, b]).encode()).digest()[:8], "little"), number]
+    state = np.random.SeedSequence(key).generate_state(1, np.uint64)[0]
     return int(state >> np.uint64(1))
 
 
@@ -51,7 +58,7 @@ def schedule(config: TournamentConfig) -> list[Chunk]:
         first = number * config.chunk
         for a, b in config.pairings():
             out.append(Chunk(config.variant, a, b, number, first, min(config.chunk, total - first),
-                             chunk_seed(config.seed, a, b, number), config.stakes))
+                             chunk_seed(config.seed, a, b, number, config.dice), config.stakes))
     return out
 
 

@@ -29,6 +29,7 @@ SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
 PICTURE = "summary.png"
 MATCH_DIR = "matches"
+DICE_MODES = ("pairing", "shared")   # a chunk's dice follow the seed and the pairing, or the seed only
 
 
 class TournamentError(NardyError):
@@ -41,7 +42,11 @@ class TournamentError(NardyError):
 class TournamentConfig:
     """What a tournament plays.  ``games`` is per pairing and even (duplicate pairs);
     ``chunk`` is the number of duplicate pairs played in lockstep by one task; ``mat``: also
-    write each pairing's games as a GNU Backgammon ``.mat`` file (short nardy, no stakes)."""
+    write each pairing's games as a GNU Backgammon ``.mat`` file (short nardy, no stakes);
+    ``dice``: ``"pairing"`` (default) rolls each pairing its own dice (the chunk seed hashes the
+    pairing's names), ``"shared"`` rolls game ``i`` of every pairing the same dice (the seed and
+    the chunk number only), so that two agents' results against a third can be compared pair by
+    pair (:func:`~.statistics.paired_differences`)."""
 
     variant: str
     agents: tuple[str, ...]
@@ -51,6 +56,7 @@ class TournamentConfig:
     chunk: int = DEFAULT_CHUNK
     stakes: str = "none"
     mat: bool = False
+    dice: str = "pairing"
 
     def rules(self) -> Variant:
         return parse_variant_spec(self.variant)
@@ -75,6 +81,8 @@ class TournamentConfig:
             raise TournamentError(f"--seed must be >= 0, got {self.seed}")
         if not 1 <= self.chunk <= MAX_CHUNK:
             raise TournamentError(f"chunk must be 1 to {MAX_CHUNK:,} duplicate pairs, got {self.chunk}")
+        if self.dice not in DICE_MODES:
+            raise TournamentError(f"--dice must be one of {', '.join(DICE_MODES)}, got {self.dice!r}")
         stakes_variant(v, self.stakes)            # raises for unknown stakes or a cube on dave
         return v
 
@@ -91,14 +99,16 @@ class TournamentConfig:
                 "games_per_pairing": self.games, "seed": self.seed,
                 "mode": "gauntlet" if self.gauntlet else "round robin", "chunk_pairs": self.chunk,
                 **({"stakes": self.stakes} if self.stakes != "none" else {}),
-                **({"mat_files": True} if self.mat else {})}
+                **({"mat_files": True} if self.mat else {}),
+                **({"dice": self.dice} if self.dice != "pairing" else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> TournamentConfig:
         try:
             return cls(str(d["variant"]), tuple(str(a) for a in d["agents"]), int(d["games_per_pairing"]),
                        int(d["seed"]), d["mode"] == "gauntlet", int(d["chunk_pairs"]),
-                       str(d.get("stakes", "none")), d.get("mat_files", False) is True)
+                       str(d.get("stakes", "none")), d.get("mat_files", False) is True,
+                       str(d.get("dice", "pairing")))
         except (KeyError, TypeError, ValueError) as e:
             raise FormatError(f"{CONFIG_FILE}: missing or bad field {e}") from None
 
@@ -159,7 +169,7 @@ def load_config(out: str | os.PathLike) -> TournamentConfig:
 def resume_config(out: str | os.PathLike, variant: str | None = None, agents: Sequence[str] | None = None,
                   games: int | None = None, seed: int | None = None, gauntlet: bool | None = None,
                   chunk: int | None = None, stakes: str | None = None,
-                  mat: bool | None = None) -> TournamentConfig:
+                  mat: bool | None = None, dice: str | None = None) -> TournamentConfig:
     """The saved settings of the tournament in ``out``; each setting given must equal the
     saved one (else :class:`TournamentError` naming it)."""
     saved = load_config(out)
@@ -184,6 +194,8 @@ def resume_config(out: str | os.PathLike, variant: str | None = None, agents: Se
         differs("--chunk", chunk, saved.chunk)
     if stakes is not None and stakes != saved.stakes:
         differs("--stakes", stakes, saved.stakes)
+    if dice is not None and dice != saved.dice:
+        differs("--dice", dice, saved.dice)
     if mat is not None and mat != saved.mat:
         raise TournamentError(f"--resume: the tournament in {out} was started "
                               f"{'with' if saved.mat else 'without'} --mat; a resumed tournament keeps "

@@ -58,6 +58,9 @@ ELO_METHOD = ("Bradley-Terry (logistic) maximum likelihood on wins and losses (p
               "virtual draw per pairing, ratings shifted to mean 0; 95% interval = rating +/- 1.96 "
               "standard errors from the inverse information matrix (Wald, games taken as independent)")
 PPG_METHOD = "mean points per game; 95% CI = mean +/- 1.96 standard errors over duplicate pairs"
+PAIRED_METHOD = ("difference of two agents' points per game against the gauntlet's first agent on the same "
+                 "dice (--dice shared); 95% CI = mean +/- 1.96 standard errors of the duplicate pairs' "
+                 "differences; unpaired_ci95: the interval the two matches would give on independent dice")
 WIN_METHOD = "share of games won; 95% Wilson interval over games"
 
 
@@ -99,16 +102,55 @@ def summarize_tournament(config: TournamentConfig, games: dict[tuple[str, str, i
         a, b = p["agents"]
         cross[a][b] = p["points_per_game"]
         cross[b][a] = -p["points_per_game"]
+    paired = config.dice == "shared" and config.gauntlet and len(config.agents) > 2
     return {
         "variant": v.id, "variant_version": v.version, "options": variant_options(v),
         "mode": "gauntlet" if config.gauntlet else "round robin",
         "agents": list(config.agents), "games_per_pairing": config.games, "seed": config.seed,
         "chunk_pairs": config.chunk, "games": config.games * len(pairings_out),
         "result_levels": list(names), "scoring": list(v.scoring),
-        "methods": {"elo": ELO_METHOD, "points_per_game": PPG_METHOD, "win_rate": WIN_METHOD},
+        "methods": {"elo": ELO_METHOD, "points_per_game": PPG_METHOD, "win_rate": WIN_METHOD,
+                    **({"paired": PAIRED_METHOD} if paired else {})},
         "ranking": ranking, "pairings": pairings_out, "cross_table": cross,
         **({"stakes": config.stakes} if config.stakes != "none" else {}),
+        **({"dice": config.dice} if config.dice != "pairing" else {}),
+        **({"paired": paired_differences(config, games)} if paired else {}),
     }
+
+
+def paired_differences(config: TournamentConfig, games: dict[tuple[str, str, int], GameRecord]) -> list[dict]:
+    """For a gauntlet on shared dice (``config.dice == "shared"``): every two of the first
+    agent's opponents compared on the same dice.  Duplicate pair ``k`` of pairings ``(X, A)``
+    and ``(X, B)`` rolled the same dice, so the difference of A's and B's mean points in it
+    (from their side, against ``X``) is one sample of how much better A does than B against
+    ``X``; what luck the two matches share cancels.  Each entry: ``agents [A, B]``,
+    ``opponent X``, ``pairs``, ``difference`` (points per game, A minus B) with ``ci95`` over
+    the pairs' differences, ``unpaired_ci95`` (the interval of the same difference from two
+    matches on independent dice: the two standard errors added in quadrature) and
+    ``correlation`` of the pairs' results (what the shared dice bought)."""
+    x, others = config.agents[0], config.agents[1:]
+    per_pair = {}
+    for b in others:
+        pts = np.array([games[(x, b, i)].points_for(b) for i in range(config.games)], float)
+        per_pair[b] = pts.reshape(-1, 2).mean(axis=1)
+    out = []
+    for i, a in enumerate(others):
+        for b in others[i + 1:]:
+            pa, pb = per_pair[a], per_pair[b]
+            n = len(pa)
+            d = pa - pb
+            mean = float(d.mean())
+            if n >= 2:
+                half = Z95 * float(d.std(ddof=1)) / np.sqrt(n)
+                half_u = Z95 * float(np.sqrt((pa.var(ddof=1) + pb.var(ddof=1)) / n))
+                sa, sb = float(pa.std()), float(pb.std())
+                corr = float(np.mean((pa - pa.mean()) * (pb - pb.mean())) / (sa * sb)) if sa > 0 and sb > 0 else None
+                ci, ci_u = [mean - half, mean + half], [mean - half_u, mean + half_u]
+            else:
+                ci = ci_u = corr = None
+            out.append({"agents": [a, b], "opponent": x, "pairs": n, "difference": mean,
+                        "ci95": ci, "unpaired_ci95": ci_u, "correlation": corr})
+    return out
 
 
 def cube_stats(records: Sequence[GameRecord], agent: str) -> dict:
