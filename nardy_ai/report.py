@@ -461,7 +461,8 @@ def tournament_page(folder: Path, plots: str = "builtin") -> str:
     mode = s.get("mode", "")
     parts = [f'<p class="note">{_e(s.get("variant", ""))} v{_e(s.get("variant_version", ""))}, {_e(mode)}, '
              f'{s.get("games", 0):,} games ({s.get("games_per_pairing", 0):,} per pairing, seed {s.get("seed", 0)})'
-             + (f', stakes {_e(s["stakes"])}' if s.get("stakes") else "") + '.</p>',
+             + (f', stakes {_e(s["stakes"])}' if s.get("stakes") else "")
+             + (", dice shared by the pairings" if s.get("dice") == "shared" else "") + '.</p>',
              "<h2>Standings</h2>", _table(header, rows, left=2),
              f'<p class="note">{_e(s.get("methods", {}).get("points_per_game", ""))}</p>']
     labels = [names[r["agent"]] for r in ranking]
@@ -475,6 +476,19 @@ def tournament_page(folder: Path, plots: str = "builtin") -> str:
     parts += ["<h2>Cross-table</h2>",
               heatmap_figure(labels, matrix, "Points per game of the row agent against the column agent",
                              plots=plots)]
+    if s.get("paired"):
+        opp = s["paired"][0]["opponent"]
+
+        def interval(ci):
+            return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "-"
+
+        rows = [[f"{names.get(p['agents'][0], p['agents'][0])} - {names.get(p['agents'][1], p['agents'][1])}",
+                 f"{p['difference']:+.3f}", interval(p["ci95"]), interval(p["unpaired_ci95"]),
+                 "-" if p["correlation"] is None else f"{p['correlation']:.2f}", p["pairs"]] for p in s["paired"]]
+        parts += [f"<h2>Paired on shared dice: against {_e(names.get(opp, opp))}</h2>",
+                  _table(["agents (A - B)", "points/game", "95% interval", "unpaired 95%", "correlation",
+                          "pairs"], rows),
+                  f'<p class="note">{_e(s.get("methods", {}).get("paired", ""))}</p>']
     games = read_games(folder / "games.jsonl")
     if games:
         running: dict[str, tuple[list, list]] = {a: ([], []) for a in order}

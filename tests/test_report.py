@@ -96,6 +96,17 @@ def training_cpu(tmp_path):
     return _training_folder(tmp_path, cpu=True)
 
 
+def test_a_shared_dice_gauntlet_shows_its_paired_differences(tmp_path):
+    """--dice shared: the page names the shared dice and lists summary.json's paired rows."""
+    cfg = TournamentConfig("backgammon", ("heuristic", "random", "pubeval"), 4, 2, True, 2, dice="shared")
+    run_tournament(cfg, tmp_path / "t", progress=False, jobs=1, log=lambda s: None)
+    page = write_report(tmp_path / "t", plots="builtin").read_text()
+    [p] = json.loads((tmp_path / "t" / "summary.json").read_text())["paired"]
+    assert "dice shared by the pairings" in page and "Paired on shared dice: against heuristic" in page
+    assert f"random - pubeval</td><td>{p['difference']:+.3f}" in page
+    assert f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}]" in page
+
+
 @pytest.mark.parametrize("plots", PLOTS)
 def test_tournament_page(tournament, tmp_path, plots):
     path = write_report(tournament, tmp_path / "page.html", plots)
