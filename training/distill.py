@@ -89,7 +89,7 @@ from nardy_ai.variants import Variant
 from .config import ConfigError, RoundConfig, TrainConfig, config_from_dict
 from .run import STATE_FORMAT
 from .td import can_widen, widen_copy
-from .search_targets import (DecisionGroups, LabellingRun, class_counts, class_quotas, decision_candidates,
+from .search_targets import (DECISION_STEP, DecisionGroups, LabellingRun, class_counts, class_quotas, decision_candidates,
                              decision_rolls, derive_seed, distinct_boards, evaluator_from_bytes, evaluator_payload,
                              fit_net, fitted_classes, gate_match, initial_evaluator, joined_units, labelled_units,
                              one_torch_thread, read_npz, sample_afterstates, write_npz)
@@ -239,8 +239,8 @@ def decision_groups(decided: np.ndarray, part: int, seed: int, rows: np.ndarray,
     members, offsets, which = [], [0], []
     for k, lo in enumerate(range(0, len(decided), part)):
         positions, dice = decision_rolls(decided[lo:lo + part], derive_seed(seed, k), variant)
-        for a in range(0, len(positions), 4096):
-            plays = generate(positions[a:a + 4096], dice[a:a + 4096], variant)
+        for a in range(0, len(positions), DECISION_STEP):
+            plays = generate(positions[a:a + DECISION_STEP], dice[a:a + DECISION_STEP], variant)
             for g in range(len(plays.offsets) - 1):
                 found = {where.get(b.tobytes(), -1) for b in plays.boards[plays.offsets[g]:plays.offsets[g + 1]]}
                 found.discard(-1)

@@ -309,6 +309,11 @@ def sample_afterstates(evaluator, quotas: dict[str, int], seed: int, parallel_ga
     return Samples(np.concatenate(boards), np.concatenate(classes), games, candidates, repeats, short)
 
 
+#: Decisions whose plays are generated in one call (:func:`decision_candidates`,
+#: :func:`training.distill.decision_groups`): bounds the memory of a call.
+DECISION_STEP = 4096
+
+
 def decision_rolls(boards: np.ndarray, seed: int, v: Variant) -> tuple[np.ndarray, np.ndarray]:
     """The decisions :func:`decision_candidates` makes of ``boards`` (afterstates): each
     flipped to the opponent to move, in a seeded random order, with a seeded random roll.
@@ -336,7 +341,7 @@ def decision_candidates(evaluator, boards: np.ndarray, quotas: dict[str, int], k
     names = class_names(v)
     positions, dice = decision_rolls(boards, seed, v)
     parts, decision = [], []
-    step = 4096
+    step = DECISION_STEP
     for lo in range(0, len(positions), step):
         after = generate(positions[lo:lo + step], dice[lo:lo + step], v)
         eq = equity(evaluator.probabilities(after.boards), v)
