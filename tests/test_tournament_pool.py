@@ -13,8 +13,8 @@ from nardy_ai.tournament.pool import pool_tournaments
 from cli_helpers import main_error
 
 
-def play(tmp_path, name, agents=("heuristic", "random"), games=8, seed=5, variant="backgammon"):
-    cfg = tm.TournamentConfig(variant, tuple(agents), games, seed, False, 2)
+def play(tmp_path, name, agents=("heuristic", "random"), games=8, seed=5, variant="backgammon", dice="pairing"):
+    cfg = tm.TournamentConfig(variant, tuple(agents), games, seed, False, 2, dice=dice)
     summary = tm.run_tournament(cfg, tmp_path / name, progress=False, log=lambda m: None)
     return str(tmp_path / name), summary
 
@@ -82,6 +82,21 @@ def test_aliases_pool_one_agent_called_by_two_names(tmp_path, monkeypatch):
         pool_tournaments([f1, f2])
     (p,) = pool_tournaments([f1, f2], {"heuristic2": "heuristic"})["pairings"]
     assert p["games"] == 16 and [q["agents"][0] for q in p["folders"]] == ["heuristic", "heuristic2"]
+
+
+def test_shared_dice_pool_with_each_pairings_own_dice_but_not_twice(tmp_path, capsys):
+    """A shared-dice match rolls other dice than a default one of the same seed (they pool);
+    two shared-dice matches of one seed roll the same dice in either seat order (refused)."""
+    own, _ = play(tmp_path, "own", seed=5)
+    shared, _ = play(tmp_path, "shared", seed=5, dice="shared")
+    swapped, _ = play(tmp_path, "swapped", agents=("random", "heuristic"), seed=5, dice="shared")
+    (p,) = pool_tournaments([own, shared])["pairings"]
+    assert p["games"] == 16
+    assert not np.array_equal(points(own, "heuristic", "random"), points(shared, "heuristic", "random"))
+    # the same dice with the seats swapped: game 2k of one is game 2k+1 of the other
+    assert np.array_equal(points(shared, "heuristic", "random"), -points(swapped, "random", "heuristic")[
+        np.arange(8) ^ 1])
+    main_error(capsys, ["pool", shared, swapped], "same dice", "seed 5")
 
 
 def test_refusals_name_the_problem(tmp_path, capsys):

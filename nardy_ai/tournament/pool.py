@@ -14,7 +14,8 @@ A pairing is the same agents in either order (a folder that played ``B`` vs ``A`
 its points negated).  The folders must agree on the rules (variant, its version and options)
 and the stakes.  Two folders may not hold the same pairing in the same order with the same
 seed: their dice would be the same (:func:`~.schedule.chunk_seed`), and pooling them would
-count one sample twice.
+count one sample twice; on shared dice (``--dice shared``, the seed alone) not in either order.
+A match on shared dice and one on each pairing's own dice roll other dice and pool.
 """
 
 from __future__ import annotations
@@ -89,13 +90,15 @@ def pool_tournaments(folders: Sequence[str | os.PathLike], aliases: dict[str, st
                                       "only tournaments of the same rules and stakes pool")
     names = level_names(parse_variant_spec(c0.variant))
     pooled: dict[frozenset, dict] = {}
-    seen_dice: dict[tuple[int, str, str], str] = {}
+    seen_dice: dict[tuple, str] = {}
     for f, c, _, games in loaded:
         for a, b in c.pairings():
-            if (c.seed, a, b) in seen_dice:
-                raise TournamentError(f"{f} and {seen_dice[(c.seed, a, b)]} both played {a} vs {b} with seed "
+            # shared dice follow the seed alone: either seat order replays the same duplicate pairs
+            key = (c.seed, a, b, "pairing") if c.dice == "pairing" else (c.seed, frozenset((a, b)), c.dice)
+            if key in seen_dice:
+                raise TournamentError(f"{f} and {seen_dice[key]} both played {a} vs {b} with seed "
                                       f"{c.seed}: the same dice, which pool as one sample counted twice")
-            seen_dice[(c.seed, a, b)] = f
+            seen_dice[key] = f
             na, nb = aliases.get(a, a), aliases.get(b, b)
             if na == nb:
                 raise TournamentError(f"{f}: --alias makes {a} and {b} the same agent")
