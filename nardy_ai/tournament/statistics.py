@@ -8,7 +8,7 @@ import numpy as np
 
 from ..game import GameRecord
 from ..scoring import level_names
-from ..stats import Z95, side_stats
+from ..stats import Z95, mean_ci95, side_stats
 from ..variants import variant_options
 from .settings import ELO_PER_LOGIT, TournamentConfig, TournamentError
 
@@ -137,19 +137,15 @@ def paired_differences(config: TournamentConfig, games: dict[tuple[str, str, int
     for i, a in enumerate(others):
         for b in others[i + 1:]:
             pa, pb = per_pair[a], per_pair[b]
-            n = len(pa)
-            d = pa - pb
-            mean = float(d.mean())
+            n, mean = len(pa), float((pa - pb).mean())
+            ci_u = corr = None
             if n >= 2:
-                half = Z95 * float(d.std(ddof=1)) / np.sqrt(n)
                 half_u = Z95 * float(np.sqrt((pa.var(ddof=1) + pb.var(ddof=1)) / n))
-                sa, sb = float(pa.std()), float(pb.std())
-                corr = float(np.mean((pa - pa.mean()) * (pb - pb.mean())) / (sa * sb)) if sa > 0 and sb > 0 else None
-                ci, ci_u = [mean - half, mean + half], [mean - half_u, mean + half_u]
-            else:
-                ci = ci_u = corr = None
+                ci_u = [mean - half_u, mean + half_u]
+                if pa.std() > 0 and pb.std() > 0:
+                    corr = float(np.corrcoef(pa, pb)[0, 1])
             out.append({"agents": [a, b], "opponent": x, "pairs": n, "difference": mean,
-                        "ci95": ci, "unpaired_ci95": ci_u, "correlation": corr})
+                        "ci95": mean_ci95(pa - pb), "unpaired_ci95": ci_u, "correlation": corr})
     return out
 
 
