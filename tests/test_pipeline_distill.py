@@ -21,6 +21,7 @@ from training.config import ConfigError, config_from_dict
 from training.distill import (DistillRun, check_growth, fit_student, merge_parts, plan, rivals_part, RivalsTask,
                               sample_part, sample_tasks)
 from training.plan import train_plan
+from training.search_targets import joined_units
 
 from pipeline_helpers import (VARIANT, StopsAfter, interrupt_train, make_teacher, nardy, recipe, resume_as_printed,
                               resume_finished, same_weights, toml_text, weights)
@@ -299,7 +300,7 @@ def test_fit_history_adds_earlier_rounds_rows_and_may_be_set_until_the_fit_begin
     (out / "state.json").write_text(json.dumps(dict(state, round=2, phase="label", history=state["history"][:1])))
     lines = []
     run = DistillRun(config_from_dict(d), str(out), resume=True, jobs=1, print_fn=lines.append)
-    assert len(run.fit_labels(2)[0]) == len(run.read_labels(1)[0]) + len(run.read_labels(2)[0])
+    assert len(joined_units(run.fit_units(2))[0]) == len(run.read_labels(1)[0]) + len(run.read_labels(2)[0])
     run.run(progress=False)
     run.close()
     ref1, ref2 = (load_checkpoint(ref / f"rounds/0{r}/candidate.pt")["fit"] for r in (1, 2))
@@ -310,7 +311,7 @@ def test_fit_history_adds_earlier_rounds_rows_and_may_be_set_until_the_fit_begin
     shutil.rmtree(out / "rounds/01/labels")
     lines.clear()
     run = DistillRun(config_from_dict(d), str(out), resume=True, jobs=1, print_fn=lines.append)
-    assert len(run.fit_labels(2)[0]) == len(run.read_labels(2)[0])
+    assert len(joined_units(run.fit_units(2))[0]) == len(run.read_labels(2)[0])
     run.close()
     assert any("round 1's labels are not on disk" in str(x) for x in lines)
 

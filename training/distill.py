@@ -788,10 +788,6 @@ class DistillRun(LabellingRun):
         ``fit.history`` rounds before it, labelled by their own teachers (:func:`labelled_units`)."""
         return labelled_units(self, r, self.cfg.rounds[r - 1].fit.history)
 
-    def fit_labels(self, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What round ``r`` fits on: the boards, classes and labels of :meth:`fit_units`, joined."""
-        return joined_units(self.fit_units(r))
-
     def round_groups(self, r: int, boards: np.ndarray) -> DecisionGroups:
         """The plays of round ``r``'s decisions among ``boards`` (that round's labelled rows,
         :func:`decision_groups`); none when the round made no decisions or its sample is gone."""
