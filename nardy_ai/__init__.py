@@ -4,7 +4,15 @@ With Gymnasium installed (the ``gym`` extra), importing this package registers t
 environments of :mod:`nardy_ai.env` (``gymnasium.make("nardy_ai/Backgammon-v0")``).
 """
 
+import os as _os
 from importlib.util import find_spec as _find_spec
+
+# One BLAS thread per process: the parallelism of this package is its worker processes (and
+# torch's own threads in a fit). NumPy's OpenBLAS otherwise starts a thread per core whose
+# busy-wait after each small matrix product took about half of every worker's CPU on 2 cores
+# (the worker processes inherit this; it takes effect in this process only where NumPy was not
+# imported yet). A value set by the user is kept.
+_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 __version__ = "0.1.0"
 

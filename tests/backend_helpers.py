@@ -59,3 +59,17 @@ def dying_actor(marker_dir: str, on_call: int = 2):
             return out
 
     return DyingActor
+
+
+def threads_after_a_matrix_product(x: int) -> tuple[str | None, int, int]:
+    """In a worker: OPENBLAS_NUM_THREADS, then the operating system's threads of this process
+    and Python's own threads after a NumPy matrix product large enough for OpenBLAS to use
+    every thread it has (Linux: /proc/self/task)."""
+    import os
+    import threading
+
+    import numpy as np
+    a = np.ones((256, 256))
+    for _ in range(3):
+        a = a @ a / 256.0
+    return os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task")), threading.active_count()

@@ -63,6 +63,19 @@ def test_local_processes_run_every_task_once():
     assert out == {i: i * i for i in range(7)} and b.restarts == 0 and logs == []
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc/self/task (Linux)")
+def test_local_workers_run_numpy_on_one_thread():
+    # OpenBLAS's idle threads busy-wait: with a BLAS thread per core in every worker, half of
+    # each worker's CPU went to spinning. The package sets OPENBLAS_NUM_THREADS=1 for its
+    # workers, so after a matrix product a worker has no threads but Python's (the main thread
+    # and the die-with-parent watcher).
+    with LocalProcesses(2, lambda s: None) as b:
+        out = dict(b.run(bh.threads_after_a_matrix_product, [0, 1]))
+    for blas, os_threads, python_threads in out.values():
+        assert blas == "1"
+        assert os_threads == python_threads
+
+
 def test_local_worker_that_dies_loses_only_its_task(tmp_path):
     logs = []
     fn = functools.partial(bh.die_once, str(tmp_path), 3, bh.square)
