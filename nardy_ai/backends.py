@@ -156,7 +156,8 @@ def die_with_parent(parent: int, poll_s: float = 0.5) -> None:
 
 def _init_worker(parent: int | None = None) -> None:
     # Dies with the parent; one thread per worker (the workers are the parallelism); Ctrl-C is
-    # the parent's to handle.
+    # the parent's to handle. NumPy's BLAS threads are set before NumPy loads, by the
+    # OPENBLAS_NUM_THREADS this worker inherits (nardy_ai/__init__.py): here is too late for it.
     if parent is not None:
         die_with_parent(parent)
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
