@@ -66,6 +66,7 @@ def test_ray_run_has_the_local_layout_and_resumes_on_either_backend(tmp_path, ra
     sessions = [m for m in metrics(local) if m["kind"] == "session"]
     assert [s["backend"] for s in sessions] == ["local", "ray"]
     assert "2 self-play actors" in sessions[1]["self_play"]
+    assert all("logical cores" in s["machine"] for s in sessions)   # where each session ran
 
 
 def test_a_dead_actor_is_replaced_and_its_games_are_not_counted(tmp_path, ray_instance, monkeypatch):

@@ -131,6 +131,10 @@ def test_a_run_goes_through_its_units_and_phases(cfg, tmp_path):
         (1, "label", "label", None), (1, "fit", "fit", None), (1, "gate", "gate", None)]
     assert work(run) == one + [(2,) + x[1:] for x in one]
     assert toy.summary(res) == f"2 round(s) in {run}, 2 promoted; current evaluator {run}/current.pt (round 2)"
+    # the session line says where the work ran, so rates from different machines can be told apart
+    from nardy_ai.machine import machine_description
+    (session,) = [x for x in lines(run) if x["kind"] == "session"]
+    assert session["machine"] == machine_description() and session["phase_at_start"] == "sample"
 
 
 def test_one_process_at_a_time_in_a_run_folder(cfg, tmp_path):

@@ -12,6 +12,7 @@ import torch
 from nardy_ai.agents import RandomAgent
 from nardy_ai.agents.neural import NeuralAgent
 from nardy_ai.game import play_games, play_match, summarize
+from nardy_ai.machine import machine_description
 from nardy_ai.model import NeuralEvaluator, flip_outcomes, outcome_targets
 from training.config import ConfigError, config_from_dict
 from training.td import FinishedGame, Trainer, lambda_returns
@@ -73,6 +74,7 @@ def test_checkpoint_resume_and_refusal(tmp_path):
     assert (run / "checkpoint.pt").exists() and (run / "config.toml").exists()
     lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     assert any(x["kind"] == "train" and "td_error" in x for x in lines)
+    assert [x["machine"] for x in lines if x["kind"] == "session"] == [machine_description()]
     assert list((run / "tb").iterdir())                                 # TensorBoard events
     with pytest.raises(Exception, match="--resume"):
         Trainer(small_config("backgammon", **quick), str(run))

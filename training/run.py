@@ -498,12 +498,13 @@ class StagedRun(Run):
         """Run the units' phases until the recipe's units are done or a stop is requested.
         Returns ``{UNIT, "phase", "stopped", "history"}``."""
         from nardy_ai.backends import make_backend
+        from nardy_ai.machine import machine_description
         self._begin(progress)
         self.backend = make_backend(self.backend_name, self.jobs, self.address, log=self.print)
         if self.log_enabled:
             self.metrics.line({"kind": "session", self.UNIT: self.state[self.UNIT],
                                "phase_at_start": self.state["phase"], "time": self.now(),
-                               "backend": self.backend.describe()})
+                               "backend": self.backend.describe(), "machine": machine_description()})
         steps = self.steps()
         try:
             while not self.finished and not self.stop_requested:

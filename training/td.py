@@ -41,6 +41,7 @@ from nardy_ai.board import start_board
 from nardy_ai.classes import class_names
 from nardy_ai.errors import NardyError
 from nardy_ai.game import play_match, summarize
+from nardy_ai.machine import machine_description
 from nardy_ai.model import (CheckpointError, NeuralEvaluator, flip_outcomes, load_checkpoint,
                             outcome_targets, save_checkpoint)
 from nardy_ai.evaluator import evaluator_from_state, load_evaluator
@@ -481,7 +482,8 @@ class Trainer(Run):
         source = self.self_play()
         if self.log_enabled:
             self.metrics.line({"kind": "session", "games": self.games, "time": round(time.time(), 3),
-                               "backend": self.backend, "self_play": source.describe()})
+                               "backend": self.backend, "self_play": source.describe(),
+                               "machine": machine_description()})
         bar = self.progress_bar(total, f"train {self.v.id}", "game", initial=self.games)
         if self.games == 0 and self.log_enabled:
             self._log("train", {"start_equity": self.start_equity()})
