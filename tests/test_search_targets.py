@@ -494,6 +494,18 @@ def test_model_card_of_a_search_targets_run(reference, tmp_path):
     gate = state["history"][0]
     assert f"1: {gate['points_per_game']:+.3f}" in text
     assert (run / "MODEL_CARD.md").read_text() == text
+    # the card names the machines the run's sessions ran on (in order), not the one it is written on
+    from nardy_ai.machine import machine_description
+    metrics = run / "metrics.jsonl"
+    with open(metrics, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"kind": "session", "time": 1.0, "machine": "Elsewhere CPU, 16 logical cores"}) + "\n")
+    text = write_card(str(run), games=4)
+    assert f"wall time on {machine_description()}; Elsewhere CPU, 16 logical cores" in text
+    # a run logged before session lines named their machine: the card says whose machine it names
+    old = [json.loads(x) for x in metrics.read_text().splitlines()]
+    metrics.write_text("".join(json.dumps({k: v for k, v in x.items() if k != "machine"}) + "\n" for x in old))
+    text = write_card(str(run), games=4)
+    assert f"wall time on {machine_description()} (where this card was written)" in text
 
 
 def test_model_card_lists_measured_gauntlet_matches(reference, tmp_path):

@@ -57,6 +57,23 @@ def self_play_sessions(metrics_path: str) -> list[str]:
     return seen
 
 
+def run_machines(metrics_path: str) -> str:
+    """The machines the run's sessions ran on (their ``machine``, in order of first use), or
+    this machine for a run whose session lines name none (written before they did)."""
+    seen: list[str] = []
+    try:
+        with open(metrics_path, encoding="utf-8") as f:
+            for line in f:
+                if '"session"' in line:
+                    d = json.loads(line)
+                    where = d.get("machine")
+                    if d.get("kind") == "session" and where and where not in seen:
+                        seen.append(where)
+    except (OSError, ValueError):
+        pass
+    return "; ".join(seen) if seen else f"{machine_description()} (where this card was written)"
+
+
 def evaluate(agent, variant, opponent: str, games: int, seed: int = 20261129) -> dict:
     """``games`` games against a baseline, seats alternating, fixed dice seeds."""
     recs = play_match(variant, agent, make_agent(opponent, variant), games, seed)
@@ -83,7 +100,8 @@ def search_targets_line(run_dir: str, hours: float) -> str:
     return (f"- **Training**: search targets (training/search_targets.py): {len(state['history'])} "
             f"generations of self-play sampling, n-ply labels, per-class fit and a duplicate-dice gate "
             f"against the current evaluator (gate points per game by generation: {gens}); "
-            f"time by phase: {secs}; about {hours:.2f} h of wall time on {machine_description()}")
+            f"time by phase: {secs}; about {hours:.2f} h of wall time on "
+            f"{run_machines(os.path.join(run_dir, 'metrics.jsonl'))}")
 
 
 def measured_lines(result_files: list[str]) -> list[str]:
@@ -166,7 +184,7 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None, 
         search_targets_line(run_dir, hours) if search_targets else
         f"- **Training**: TD(lambda) self-play with lambda-returns (training/td.py), "
         f"{data['games']:,} games, {data['positions']:,} positions, {data['updates']:,} gradient steps, "
-        f"about {hours:.2f} h of wall time on {machine_description()}; self-play: "
+        f"about {hours:.2f} h of wall time on {run_machines(os.path.join(run_dir, 'metrics.jsonl'))}; self-play: "
         + ("; ".join(where) if where else "this process (one torch thread)"),
     ]
     if init_from:
