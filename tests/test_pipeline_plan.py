@@ -55,3 +55,18 @@ def test_a_td_plan_times_the_recipe_on_its_first_games(tmp_path):
     assert rate > 0 and hours == pytest.approx(1000 / rate / 3600, abs=0.006)
     first = int(text.split("over the first ")[1].split(" games")[0].replace(",", ""))
     assert 16 <= first < 1000                         # one lockstep batch, not the recipe
+
+
+@pytest.mark.parametrize("recipe", sorted(p.name for p in (ROOT / "experiments").glob("*.toml")))
+def test_every_recipe_in_experiments_loads_and_names_a_start_it_can_find(recipe):
+    """Each recipe passes the config check (no unknown key, every value in range), and its
+    ``model.init_from`` is a file of this repository, or the recipe's first line says the net is
+    no longer shipped and at which commit git holds it."""
+    path = ROOT / "experiments" / recipe
+    cfg, text = load_config(str(path))
+    assert text == path.read_text(encoding="utf-8")
+    start = cfg.model.init_from
+    if start and not (ROOT / start).is_file():
+        first = text.splitlines()[0]
+        assert "no longer shipped" in first and "git show " in text.split("\n", 3)[1], \
+            f"{recipe}: model.init_from {start} is not in the repository and the recipe does not say where it is"
