@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -689,7 +690,27 @@ def training_page(folder: Path, plots: str = "builtin") -> str:
             figures += 1
     if not figures:
         parts.append('<p class="note">No losses, gates or strength checks in this metrics file.</p>')
+    parts += _sessions_part(m)
     return _page(f"Training run: {folder.name}", parts, plots)
+
+
+def _sessions_part(m: list[dict]) -> list[str]:
+    """The run's sessions (its ``session`` lines: each start or resume), with where each began
+    and the backend and machine it ran on, so that rates measured in one run on different
+    machines can be told apart; nothing for a file without them."""
+    sessions = [d for d in m if d.get("kind") == "session"]
+    if not sessions:
+        return []
+    rows = []
+    for d in sessions:
+        at = d.get("time")
+        start = time.strftime("%Y-%m-%d %H:%M", time.gmtime(at)) if _number(at) else ""
+        unit = next(((k, d[k]) for k in ("round", "generation", "games") if k in d), None)
+        where = f"{unit[0]} {unit[1]:,}" if unit and isinstance(unit[1], int) else ""
+        if d.get("phase_at_start"):
+            where += f", {d['phase_at_start']}"
+        rows.append([start, where, d.get("backend", ""), d.get("machine", "(not recorded)")])
+    return ["<h2>Sessions</h2>", _table(["started (UTC)", "at", "backend", "machine"], rows, left=4)]
 
 
 def write_report(folder: str | os.PathLike, out: str | os.PathLike | None = None, plots: str = "auto") -> Path:

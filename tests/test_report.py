@@ -157,6 +157,23 @@ def test_a_run_that_began_before_cpu_time_was_logged(tmp_path):
     assert "<title>vs_random: 100, 0.1</title>" in page     # by games: every line
 
 
+def test_training_page_lists_the_sessions_and_their_machines(training):
+    """Each start or resume (a ``session`` line) is a row: when, where in the run, the backend and
+    the machine; a session logged before the machine was recorded says so."""
+    lines = (training / "metrics.jsonl").read_text().splitlines()[:-1]
+    sessions = [{"kind": "session", "round": 1, "phase_at_start": "label", "time": 1796413527.355,
+                 "backend": "2 processes", "machine": "AMD EPYC, 2 logical cores, Python 3.11.7"},
+                {"kind": "session", "games": 12000, "time": 1796400000.0, "backend": "ray"}]
+    (training / "metrics.jsonl").write_text("\n".join(lines + [json.dumps(x) for x in sessions]) + "\n")
+    page = write_report(training, plots="builtin").read_text()
+    assert "<h2>Sessions</h2>" in page
+    assert ('<td class="l">2026-12-04 19:45</td><td class="l">round 1, label</td><td class="l">2 processes</td>'
+            '<td class="l">AMD EPYC, 2 logical cores, Python 3.11.7</td>') in page
+    assert '<td class="l">games 12,000</td><td class="l">ray</td><td class="l">(not recorded)</td>' in page
+    (training / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    assert "Sessions" not in write_report(training, plots="builtin").read_text()
+
+
 def test_plots_option(training, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)      # as if it were not installed
     assert "own SVG writer" in write_report(training).read_text()          # auto: the built-in figures
