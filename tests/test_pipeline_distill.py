@@ -443,6 +443,22 @@ def test_plan_counts_rivals_at_the_rate_measured_for_the_recipes_settings(teache
     assert lab["seconds"] == pytest.approx(((lab["rows"] - deep) / 50 + deep / 2) / 2)
 
 
+def test_plan_times_self_play_over_whole_games_the_slowest_class_setting_the_rate(teacher):
+    """Classes fill at different plies (crashed and race rows come late in a game): self-play is
+    timed over games played to their ends with every wanted class kept, and the rate for the
+    round's shares is the one at which the class slowest to fill its share fills it."""
+    from training.distill import measure_rates
+    v = get_variant(VARIANT)
+    shares = {"contact": 0.5, "race": 0.5, "crashed": 0.0}
+    r = measure_rates(teacher, v, seconds=0.2, shares=shares, parallel_games=16, sample_rows=200)
+    by = r["sample_per_s_by_class"]
+    assert set(by) == {"contact", "race"}                      # a class with no share is not timed
+    assert all(x > 0 for x in by.values())
+    slowest = max(0.5 / by[c] for c in by)                       # CPU seconds a row of the round
+    assert r["sample_per_s"] == pytest.approx(1 / slowest)
+    assert r["sample_per_s"] <= 2 * min(by.values()) and r["sample_per_s"] < sum(by.values())
+
+
 def test_cli_plan_prints_the_stages_and_runs_nothing(teacher, tmp_path):
     cfg = tmp_path / "r.toml"
     cfg.write_text(toml_text(recipe(teacher)))

@@ -377,9 +377,11 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
                   three_ply: bool = False) -> dict:
     """Rates of this machine for :func:`plan`, per CPU second of one process with one torch
     thread (CPU time, so that other work on the machine does not skew them; a few seconds
-    each): self-play afterstates kept per second (``sample_per_s``: ``sample_rows`` of them
-    split as ``shares``, default the net classes equally, with the recipe's ``keep``,
-    ``epsilon`` and ``parallel_games``), 1-ply
+    each): self-play afterstates kept per second (``sample_per_s``: rows split as ``shares``,
+    default the net classes equally, with the recipe's ``keep``, ``epsilon`` and
+    ``parallel_games``, timed over ``parallel_games`` games played to their ends, the class
+    slowest to fill its share setting the rate; ``sample_per_s_by_class``: each class's
+    rows per second), 1-ply
     labels per second (``label_per_s``), decisions turned into rivals per second
     (``rivals_per_s``, with the recipe's ``candidates`` and ``threshold``) and the new rows each
     decision adds (``rivals_per_decision``, for those settings: ``rivals_settings``), 2-ply
@@ -395,10 +397,19 @@ def measure_rates(checkpoint: str, variant: Variant, fits: list[tuple[str, list[
     shares = shares or {c: 1.0 for c in fitted_classes(netset)}
     rates = {}
     with one_torch_thread():
+        # self-play is timed over whole games (one lockstep batch of ``parallel_games`` played to
+        # their ends, every class kept): the classes fill at different plies (backgammon's
+        # crashed rows late in a game), so a few thousand rows timed from the first ply gave
+        # rates 7 times too low.  The sampler fills all its quotas at once; the slowest class
+        # to fill its share sets the rate
         t0 = time.process_time()
-        s = sample_afterstates(ev, class_quotas(sample_rows, shares, names), seed, parallel_games, epsilon, 0.0,
-                               keep, max_games=max(sample_rows, parallel_games))
-        rates["sample_per_s"] = len(s.boards) / (time.process_time() - t0)
+        wanted = {c: 10 ** 9 for c in shares if shares[c] > 0}
+        s = sample_afterstates(ev, wanted, seed, parallel_games, epsilon, 0.0, keep, max_games=parallel_games)
+        cpu = time.process_time() - t0
+        per_class = {c: float(np.sum(s.classes == names.index(c))) / cpu for c in wanted}
+        total = sum(shares[c] for c in wanted)
+        rates["sample_per_s_by_class"] = per_class
+        rates["sample_per_s"] = 1.0 / max((shares[c] / total) / max(per_class[c], 1e-9) for c in wanted)
         # labels and rivals are timed on rows spread over whole games: a few games in lockstep
         # reach their ends, where rows cost several times more than the first plies' (long
         # nardy, 1-ply: about 150 rows per CPU second over whole games, 1,000 over the first)
@@ -531,7 +542,10 @@ def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machin
     """The lines ``nardy train --plan`` prints for a distillation recipe."""
     lines = [f"machine: {machine}; {jobs} process(es) for sample / rivals / label, {threads} torch thread(s) to fit",
              "measured here, per CPU second of one process: "
-             f"self-play {rates['sample_per_s']:,.0f} afterstates/s, 1-ply labels {rates['label_per_s']:,.0f}/s, "
+             f"self-play {rates['sample_per_s']:,.0f} afterstates/s"
+             + (" (" + ", ".join(f"{c} {v:,.0f}" for c, v in rates["sample_per_s_by_class"].items()) + ")"
+                if len(rates.get("sample_per_s_by_class", {})) > 1 else "")
+             + f", 1-ply labels {rates['label_per_s']:,.0f}/s, "
              f"2-ply labels {rates['label2_per_s']:,.1f}/s, "
              + (f"3-ply labels {rates['label3_per_s']:,.2f}/s, " if "label3_per_s" in rates else "")
              + f"rivals {rates['rivals_per_s']:,.0f} decisions/s"
@@ -546,8 +560,7 @@ def format_plan(stages: list[dict], rates: dict, jobs: int, threads: int, machin
         lines.append(f"{st['round']:>2} {st['name'][:15]:<15} {st['stage']:<14} {st['rows']:>11,} "
                      f"{st['seconds'] / 3600:>7.2f} {st['bytes'] / 2 ** 20:>9.0f}{extra}")
     lines.append(f"total: {sum(s['seconds'] for s in stages) / 3600:.1f} hours on cores not shared with other work "
-                 f"(an upper bound: fits at their epoch limits; self-play timed on the first plies of games, where "
-                 f"late classes such as race fill slowly), {sum(s['bytes'] for s in stages) / 2 ** 20:,.0f} MiB "
+                 f"(an upper bound: fits at their epoch limits), {sum(s['bytes'] for s in stages) / 2 ** 20:,.0f} MiB "
                  f"in the run folder")
     return "\n".join(lines)
 
