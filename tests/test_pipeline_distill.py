@@ -514,3 +514,18 @@ def test_two_local_processes_and_ray_give_the_same_run(finished, teacher, tmp_pa
             for chunk in sorted((ref / f"rounds/{r}/labels").glob("chunk_*.npz")):
                 assert np.array_equal(np.load(chunk)["labels"], np.load(out / f"rounds/{r}/labels" / chunk.name)["labels"])
             assert same_weights(weights(out / f"rounds/{r}/candidate.pt"), weights(ref / f"rounds/{r}/candidate.pt"))
+
+
+def test_model_card_of_a_distillation_run_names_its_rounds_and_gates(finished, tmp_path):
+    """training.model_card reads a distillation run folder (state.json says method distill):
+    the card calls it distilled and lists each round's gate, not search-target generations."""
+    from training.model_card import write_card
+    out, _ = finished
+    run = tmp_path / "run"
+    shutil.copytree(out, run, ignore=shutil.ignore_patterns(".lock"))
+    text = write_card(str(run), games=2)
+    state = json.loads((run / "state.json").read_text())
+    assert "distilled evaluator" in text and "distillation (training/distill.py)" in text
+    assert "generations" not in text
+    first = state["history"][0]
+    assert f"by round: 1: {first['points_per_game']:+.3f} ({'promoted' if first['promoted'] else 'rejected'})" in text

@@ -94,14 +94,31 @@ def search_targets_line(run_dir: str, hours: float) -> str:
     """The card's training line for a search-targets run (training/search_targets.py)."""
     with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
         state = json.load(f)
-    gens = ", ".join(f"{h['generation']}: {h['points_per_game']:+.3f} "
+    distill = state.get("method") == "distill"
+    step = "round" if distill else "generation"
+    gens = ", ".join(f"{h[step]}: {h['points_per_game']:+.3f} "
                      f"({'promoted' if h['promoted'] else 'rejected'})" for h in state["history"])
     secs = ", ".join(f"{k} {v / 60:.1f} min" for k, v in state.get("seconds", {}).items())
-    return (f"- **Training**: search targets (training/search_targets.py): {len(state['history'])} "
-            f"generations of self-play sampling, n-ply labels, per-class fit and a duplicate-dice gate "
-            f"against the current evaluator (gate points per game by generation: {gens}); "
+    if distill:
+        what = (f"distillation (training/distill.py): {len(state['history'])} round(s) of self-play "
+                f"afterstates and close rivals of decisions, search labels by the teacher, per-class fit "
+                f"and a duplicate-dice gate against the teacher")
+    else:
+        what = (f"search targets (training/search_targets.py): {len(state['history'])} "
+                f"generations of self-play sampling, n-ply labels, per-class fit and a duplicate-dice gate "
+                f"against the current evaluator")
+    return (f"- **Training**: {what} (gate points per game by {step}: {gens}); "
             f"time by phase: {secs}; about {hours:.2f} h of wall time on "
             f"{run_machines(os.path.join(run_dir, 'metrics.jsonl'))}")
+
+
+def _is_distill(run_dir: str) -> bool:
+    """Whether the run folder holds a distillation run (``state.json`` says method distill)."""
+    try:
+        with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
+            return json.load(f).get("method") == "distill"
+    except (OSError, ValueError):
+        return False
 
 
 def measured_lines(result_files: list[str]) -> list[str]:
@@ -173,7 +190,7 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None, 
     rel = os.path.relpath(ckpt)
     where = self_play_sessions(os.path.join(run_dir, "metrics.jsonl"))
     init_from = data["config"].get("model", {}).get("init_from", "")
-    method = "search-targets" if search_targets else "TD(lambda)"
+    method = ("distilled" if _is_distill(run_dir) else "search-targets") if search_targets else "TD(lambda)"
     lines = [
         f"# Model card: {v.id} {method} evaluator ({os.path.basename(run_dir)})",
         "",
