@@ -90,10 +90,9 @@ def evaluator_line(ev: NeuralEvaluator | NetSet) -> str:
             f"v{ev.encoder.version} ({ev.encoder.n_features} inputs), {outputs}")
 
 
-def search_targets_line(run_dir: str, hours: float) -> str:
-    """The card's training line for a search-targets run (training/search_targets.py)."""
-    with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
-        state = json.load(f)
+def search_targets_line(run_dir: str, state: dict, hours: float) -> str:
+    """The card's training line for a search-targets run (training/search_targets.py) or a
+    distillation run (training/distill.py), from the run's ``state.json`` (``state``)."""
     distill = state.get("method") == "distill"
     step = "round" if distill else "generation"
     gens = ", ".join(f"{h[step]}: {h['points_per_game']:+.3f} "
@@ -110,15 +109,6 @@ def search_targets_line(run_dir: str, hours: float) -> str:
     return (f"- **Training**: {what} (gate points per game by {step}: {gens}); "
             f"time by phase: {secs}; about {hours:.2f} h of wall time on "
             f"{run_machines(os.path.join(run_dir, 'metrics.jsonl'))}")
-
-
-def _is_distill(run_dir: str) -> bool:
-    """Whether the run folder holds a distillation run (``state.json`` says method distill)."""
-    try:
-        with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
-            return json.load(f).get("method") == "distill"
-    except (OSError, ValueError):
-        return False
 
 
 def measured_lines(result_files: list[str]) -> list[str]:
@@ -190,7 +180,11 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None, 
     rel = os.path.relpath(ckpt)
     where = self_play_sessions(os.path.join(run_dir, "metrics.jsonl"))
     init_from = data["config"].get("model", {}).get("init_from", "")
-    method = ("distilled" if _is_distill(run_dir) else "search-targets") if search_targets else "TD(lambda)"
+    state = None
+    if search_targets:
+        with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
+            state = json.load(f)
+    method = ("distilled" if state.get("method") == "distill" else "search-targets") if state is not None else "TD(lambda)"
     lines = [
         f"# Model card: {v.id} {method} evaluator ({os.path.basename(run_dir)})",
         "",
@@ -198,7 +192,7 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None, 
         f"`nardy train --config {run_dir}/config.toml --out {run_dir} --resume`)",
         f"- **Variant**: {v.describe()}",
         evaluator_line(ev),
-        search_targets_line(run_dir, hours) if search_targets else
+        search_targets_line(run_dir, state, hours) if state is not None else
         f"- **Training**: TD(lambda) self-play with lambda-returns (training/td.py), "
         f"{data['games']:,} games, {data['positions']:,} positions, {data['updates']:,} gradient steps, "
         f"about {hours:.2f} h of wall time on {run_machines(os.path.join(run_dir, 'metrics.jsonl'))}; self-play: "
