@@ -131,7 +131,7 @@ def test_a_malformed_registry_names_the_key(edit, says, tmp_path):
 def test_champions_name_the_recipe_that_makes_them(capsys):
     """Each recipe an entry names is a shipped file, and `nardy agents --variant V` prints it."""
     with_recipe = [e for e in REG.entries if e.recipe]
-    assert {e.name for e in with_recipe} >= {"bg-champion", "long-champion"}
+    assert {e.name for e in with_recipe} >= {"bg-champion", "long-champion", "caucasian-champion", "trictrac-champion"}
     root = REG.root.parent
     for e in with_recipe:
         config = e.recipe.split("--config ")[1].split()[0]
