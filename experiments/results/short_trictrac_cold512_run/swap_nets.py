@@ -19,15 +19,15 @@ import sys
 
 import torch
 
+from nardy_ai import registry
+from nardy_ai.model import load_checkpoint
 from nardy_ai.netset import adopt_state
 
 
 def main(student_path: str, out: str) -> None:
-    student = torch.load(student_path, weights_only=False)
-    parent = adopt_state(torch.load("checkpoints/backgammon/distill_deep512/current.pt",
-                                    weights_only=False)["evaluator"], "short_trictrac")
-    distill2 = torch.load("checkpoints/short_trictrac/search_targets_distill_iter2/current.pt",
-                          weights_only=False)["evaluator"]
+    student = load_checkpoint(student_path)
+    parent = adopt_state(load_checkpoint(registry.entry("bg-champion").path)["evaluator"], "short_trictrac")
+    distill2 = load_checkpoint(registry.entry("trictrac-distill2").path)["evaluator"]
     os.makedirs(out, exist_ok=True)
 
     def save(base: dict, donor: dict, classes: list[str], name: str) -> None:
