@@ -1,5 +1,6 @@
 """Cubeful equity: Janowski's model at the leaves, an n-ply lookahead over the rolls with the
-cube (or dave) decisions of both players inside, for the cube decisions of the neural agents.
+cube (or dave) decisions of both players inside, for the cube decisions of the neural agents
+and their checker play in games with stakes (:func:`afterstate_values`).
 
 Units.  Every value here is *points* for the player on roll before the roll (a position,
 not an afterstate), counting the stake: a game won at stake 2 is worth 2.  The public
@@ -209,5 +210,28 @@ def take_equities(boards: np.ndarray, cubes: Stakes, ev: Evaluator, plies: int =
     return take >= -1.0, [{"take": float(a), "pass": -1.0, "p": float(q)} for a, q in zip(take, p)]
 
 
+def afterstate_values(boards: np.ndarray, stakes: Stakes, ev: Evaluator, plies: int = 0,
+                      v: Variant | None = None) -> np.ndarray:
+    """Cubeful equity ``(M,)``, in units of the current stake, of afterstates ``boards``
+    ``(M, 28)`` for the player who just moved (its view), ``stakes`` a row per afterstate as
+    that player sees them: the checker play of a money game with the cube (gnubg's cubeful
+    evaluation).  An afterstate is the opponent's node at ``plies`` with the same stakes seen
+    by it (:func:`node_values`, negated: its own cube decision is inside, so a play that lets
+    it double the mover out is worth one stake lost however bad the position); a play that
+    bears off the last checker counts its exact points (BG-6 with BG-J, LN-7, LN-8)."""
+    v = v or ev.variant
+    boards = np.asarray(boards, np.int8)
+    out = np.empty(len(boards))
+    done = boards[:, OFF] == CHECKERS
+    if done.any():
+        sd = stakes.select(np.flatnonzero(done))
+        out[done] = stake_points(result_levels(boards[done], v), sd.value, sd.turned, v)
+    live = np.flatnonzero(~done)
+    if len(live):
+        sl = stakes.select(live)
+        out[live] = -node_values(flip(boards[live], v), sl.opponent(), ev, plies, v)[2]
+    return out / stakes.value.astype(float)
+
+
 __all__ = ["outcome_values", "leaf_values", "node_values", "double_equities", "take_equities",
-           "MAX_PLIES"]
+           "afterstate_values", "MAX_PLIES"]

@@ -172,10 +172,16 @@ def bad_rows(after: Afterstates, picks: np.ndarray) -> np.ndarray:
     return (picks < after.offsets[:-1]) | (picks >= after.offsets[1:])
 
 
-def ask(policy, after: Afterstates, variant, rng) -> np.ndarray:
+def ask(policy, after: Afterstates, variant, rng, stakes=None) -> np.ndarray:
     """One policy's picks for every position of ``after``: the rows it chose, checked (each
-    must be one of its own position's afterstates, else :class:`IllegalPlay` naming it)."""
-    pick = np.asarray(policy.choose(after, variant, rng), np.int64)
+    must be one of its own position's afterstates, else :class:`IllegalPlay` naming it).
+    ``stakes`` (a game with the cube or dave: each position's stakes as its mover sees them) go
+    to a policy whose ``plays_cubeful`` is true, as ``choose(..., stakes=)``: its checker play
+    weighs the cube (:meth:`nardy_ai.agents.neural.NeuralAgent.choose`)."""
+    if stakes is not None and getattr(policy, "plays_cubeful", False):
+        pick = np.asarray(policy.choose(after, variant, rng, stakes=stakes), np.int64)
+    else:
+        pick = np.asarray(policy.choose(after, variant, rng), np.int64)
     if pick.shape != (len(after.offsets) - 1,) or bad_rows(after, pick).any():
         raise IllegalPlay(f"agent {policy.name!r} chose rows that are not afterstates of its positions")
     return pick
@@ -189,22 +195,27 @@ class Outside:
     policy: Any
 
 
-def choose(after: Afterstates, policy, turn: np.ndarray, variant, rng, idx: np.ndarray | None = None) -> np.ndarray:
+def choose(after: Afterstates, policy, turn: np.ndarray, variant, rng, idx: np.ndarray | None = None,
+           stakes=None) -> np.ndarray:
     """The chosen row of every position of ``after`` (``turn`` its player on roll, ``idx`` its
     game): one call of a single ``policy`` for all, or, for a pair, one call per seat (white
     first) on that seat's positions, or, for :class:`Outside`, one call for the positions not
-    decided outside; ``-1`` where the position is decided outside the loop."""
+    decided outside; ``-1`` where the position is decided outside the loop.  ``stakes``: a row
+    per position, seen by its mover (:func:`ask`)."""
+    def part(sel):
+        return None if stakes is None else stakes.select(sel)
+
     if isinstance(policy, Outside):
         chosen = np.full(len(turn), -1, np.int64)
         sel = np.flatnonzero(turn != policy.seat[idx])
         if len(sel) == len(turn):
-            chosen[:] = ask(policy.policy, after, variant, rng)
+            chosen[:] = ask(policy.policy, after, variant, rng, stakes)
         elif len(sel):
             sub, rows = after.select(sel)
-            chosen[sel] = rows[ask(policy.policy, sub, variant, rng)]
+            chosen[sel] = rows[ask(policy.policy, sub, variant, rng, part(sel))]
         return chosen
     if not isinstance(policy, (tuple, list)):
-        return ask(policy, after, variant, rng)
+        return ask(policy, after, variant, rng, stakes)
     chosen = np.full(len(turn), -1, np.int64)
     for seat in (0, 1):
         if policy[seat] is None:
@@ -213,10 +224,10 @@ def choose(after: Afterstates, policy, turn: np.ndarray, variant, rng, idx: np.n
         if not len(sel):
             continue
         if len(sel) == len(turn):
-            chosen[:] = ask(policy[seat], after, variant, rng)
+            chosen[:] = ask(policy[seat], after, variant, rng, stakes)
         else:
             sub, rows = after.select(sel)
-            chosen[sel] = rows[ask(policy[seat], sub, variant, rng)]
+            chosen[sel] = rows[ask(policy[seat], sub, variant, rng, part(sel))]
     return chosen
 
 
@@ -353,7 +364,8 @@ def step(games: core.Games, idx: np.ndarray, dice: Callable, policy, rng=None, *
     boards = games.board if len(idx) == games.n else games.board[idx]
     after = generate(boards, d, v, notation=notation)
     turn = games.turn[idx]
-    chosen = choose(after, policy, turn, v, rng, idx)
+    stakes = None if games.stakes is None else games.stakes.views(idx, turn)
+    chosen = choose(after, policy, turn, v, rng, idx, stakes)
     played = chosen >= 0
     if played.all():
         games = core.play(games, idx, after.boards[chosen])

@@ -11,7 +11,8 @@ are agent specs a user types anywhere a spec goes:
 * either with the ``td:`` modifiers: ``best@1ply``, ``bg-champion+cube2ply``, ``td:best``.
 
 ``NAME@Nply`` searches N plies; its cube stays at the registry's depth unless ``+cubeMply`` or
-``+pipcube`` is given.  Every default of the ``nardy`` command reads the registry (the default
+``+pipcube`` is given; ``+cubelessplay`` (last) plays checkers by cubeless equity in games with
+stakes.  Every default of the ``nardy`` command reads the registry (the default
 tournament, ``hint``, ``rollout``, ``bench cube``, ``bench agents``, the net a variant without
 its own plays with).
 """
@@ -33,7 +34,8 @@ from .variants import VARIANTS, Variant, get_variant
 ROLES = ("champion", "baseline", "milestone", "builtin")
 REGISTRY_FILE = "agents.toml"
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-_MODIFIERS = re.compile(r"^(?P<name>[^@+:]+)(?P<plies>@\d+ply)?(?P<cube>\+pipcube|\+cube\d+ply)?$")
+_MODIFIERS = re.compile(r"^(?P<name>[^@+:]+)(?P<plies>@\d+ply)?(?P<cube>\+pipcube|\+cube\d+ply)?"
+                        r"(?P<play>\+cubelessplay)?$")
 _AGENT_KEYS = {"name", "variant", "role", "path", "card", "plies", "cube_plies", "sha256", "summary", "figures",
                "recipe"}
 _FIGURE_KEYS = {"against", "ppg", "low", "high", "games", "note"}
@@ -279,7 +281,7 @@ def resolve(spec: str, variant: str | Variant) -> str:
         out += m["cube"]
     elif e.cube_plies != plies:
         out += f"+cube{e.cube_plies}ply"
-    return out
+    return out + (m["play"] or "")
 
 
 def tournament_agents(variant: str | Variant) -> list[str]:
@@ -297,7 +299,7 @@ def short_name(spec: str, variant: str | Variant | None = None) -> str | None:
     display: tournaments print these."""
     if not spec.startswith("td:"):
         return None
-    m = re.match(r"^(?P<path>.+?)(?P<mods>(@\d+ply)?(\+pipcube|\+cube\d+ply)?)$", spec[3:])
+    m = re.match(r"^(?P<path>.+?)(?P<mods>(@\d+ply)?(\+pipcube|\+cube\d+ply)?(\+cubelessplay)?)$", spec[3:])
     try:
         reg = load()
         target = Path(m["path"]).resolve()

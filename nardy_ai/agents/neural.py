@@ -20,16 +20,19 @@ import re
 import numpy as np
 
 from ..cube import Stakes
+from ..cubeful import afterstate_values as cubeful_afterstates
 from ..cubeful import double_equities, take_equities
 from ..errors import UnknownAgent
 from ..evaluator import Evaluator, load_evaluator
-from ..movegen import Afterstates
-from ..search import MAX_AGENT_PLIES, MoveFilter, Rank, best_afterstates, filters_for, search_equity
+from ..movegen import Afterstates, segment_ids
+from ..search import (MAX_AGENT_PLIES, MoveFilter, Rank, best_afterstates, filtered_choice, filters_for,
+                      search_equity)
 from ..variants import Variant, get_variant
 from .base import Agent
 from .cube_rule import PipCountCube
 
-_SPEC = re.compile(r"^(?P<path>.+?)(@(?P<plies>\d+)ply)?(\+(?P<cube>pipcube|cube(?P<cube_plies>\d+)ply))?$")
+_SPEC = re.compile(r"^(?P<path>.+?)(@(?P<plies>\d+)ply)?(\+(?P<cube>pipcube|cube(?P<cube_plies>\d+)ply))?"
+                   r"(?P<cubeless>\+cubelessplay)?$")
 
 
 class NeuralAgent(Agent):
@@ -39,9 +42,10 @@ class NeuralAgent(Agent):
 
     def __init__(self, evaluator: Evaluator, name: str = "td", plies: int = 0,
                  filters: tuple[MoveFilter, ...] | None = None, cube_plies: int | None = None,
-                 stakes_aware: bool = True):
+                 stakes_aware: bool = True, cubeful_play: bool = True):
         self.evaluator = evaluator
         self.stakes_aware = stakes_aware
+        self.cubeful_play = cubeful_play
         self.name = name
         self.filters = filters_for(plies, filters)
         self.plies = plies
@@ -59,8 +63,26 @@ class NeuralAgent(Agent):
             return win_equity
         return None
 
-    def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator) -> np.ndarray:
-        return best_afterstates(after, self.evaluator, self.plies, self.filters, rng, self.rank_for(variant))
+    def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator,
+               stakes: Stakes | None = None) -> np.ndarray:
+        """The row of the best afterstate of each position of ``after``.  Cubeless (by
+        :meth:`rank_for`) unless ``stakes`` are given (a game with the cube or dave: the stakes
+        of each position as the mover sees them, as the game driver passes them to an agent with
+        ``plays_cubeful``): then by cubeful equity (:func:`nardy_ai.cubeful.afterstate_values`)
+        at this agent's depth, the move filters pruning on the 0-ply cubeful values."""
+        if stakes is None or not self.cubeful_play:
+            return best_afterstates(after, self.evaluator, self.plies, self.filters, rng, self.rank_for(variant))
+        per_row = stakes.select(segment_ids(after.offsets))
+        ev = self.evaluator
+        eq0 = cubeful_afterstates(after.boards, per_row, ev, 0, variant)
+        return filtered_choice(eq0, after.offsets, self.filters,
+                               lambda rows, depth: cubeful_afterstates(after.boards[rows], per_row.select(rows),
+                                                                       ev, depth, variant), rng)
+
+    @property
+    def plays_cubeful(self) -> bool:
+        """Whether the game driver should pass the stakes to :meth:`choose` (see there)."""
+        return self.cubeful_play
 
     def equity(self, boards: np.ndarray, variant: Variant) -> np.ndarray:
         """Cubeless equity of afterstates for the side that just played, at this agent's depth
@@ -95,8 +117,9 @@ class PipCubeNeuralAgent(PipCountCube, NeuralAgent):
 
 
 def parse_td_spec(arg: str) -> tuple[str, int, str | int]:
-    """``PATH[@Nply][+pipcube|+cubeMply]`` -> ``(PATH, N, cube)``: cube ``"pip"`` or the
-    plies of the cube decisions (N unless ``+cubeMply``)."""
+    """``PATH[@Nply][+pipcube|+cubeMply][+cubelessplay]`` -> ``(PATH, N, cube)``: cube
+    ``"pip"`` or the plies of the cube decisions (N unless ``+cubeMply``).  ``+cubelessplay``
+    (:func:`cubeless_play_spec`) is not part of the answer."""
     m = _SPEC.match(arg)
     plies = int(m["plies"] or 0)
     cube = "pip" if m["cube"] == "pipcube" else int(m["cube_plies"]) if m["cube_plies"] else plies
@@ -118,7 +141,15 @@ def td_factory(arg: str, variant: Variant) -> NeuralAgent:
     if registry.is_name(arg):           # td:best, td:bg-champion@1ply
         arg = registry.resolve(arg, variant)[3:]
     path, plies, cube = parse_td_spec(arg)
+    cubeful = not cubeless_play_spec(arg)
     ev = load_evaluator(path, variant, siblings="keep")
     if cube == "pip":
-        return PipCubeNeuralAgent(ev, name=f"td:{arg}", plies=plies)
-    return NeuralAgent(ev, name=f"td:{arg}", plies=plies, cube_plies=cube)
+        return PipCubeNeuralAgent(ev, name=f"td:{arg}", plies=plies, cubeful_play=cubeful)
+    return NeuralAgent(ev, name=f"td:{arg}", plies=plies, cube_plies=cube, cubeful_play=cubeful)
+
+
+def cubeless_play_spec(arg: str) -> bool:
+    """Whether a ``td:`` spec ends in ``+cubelessplay``: checker play by cubeless equity even in
+    a game with stakes (the behaviour before cubeful checker play; for comparisons)."""
+    m = _SPEC.match(arg)
+    return bool(m and m["cubeless"])
