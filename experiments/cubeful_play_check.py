@@ -1,7 +1,7 @@
 """What cubeful checker play changes, decision by decision (money play with the cube).
 
 Plays ``--games`` games of an agent against itself with the cube (CUBE-1, its cube decisions at
-its own depth; checker play cubeful, as the agents play in games with stakes) and keeps every
+its own depth; checker play cubeful with ``+cubefulplay``, the default agent) and keeps every
 checker-play decision with the stakes its mover saw.  For each, the play ranked first by cubeless
 equity and the play ranked first by 0-ply cubeful equity
 (:func:`nardy_ai.cubeful.afterstate_values`) are compared; where they differ, both afterstates
@@ -11,7 +11,8 @@ the cubeful play's value less the cubeless play's.  Printed and written to ``--o
 decisions seen, how many differ, the mean gain per differing decision with its 95% interval, and
 the implied gain per game (sum of gains over games, cube value counted)::
 
-    python experiments/cubeful_play_check.py --agent bg-champion --games 400 --reference-plies 1 \\
+    python experiments/cubeful_play_check.py --agent bg-champion+cubefulplay --games 400 --seed 1 \\
+        --reference-plies 1 \\
         --out experiments/results/backgammon_cubeful_play_check.json
 """
 
@@ -57,7 +58,7 @@ def collect(agent, v, games: int, seed: int):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--agent", default="bg-champion")
+    ap.add_argument("--agent", default="bg-champion+cubefulplay")
     ap.add_argument("--variant", default="backgammon")
     ap.add_argument("--games", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)

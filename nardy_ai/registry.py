@@ -11,7 +11,7 @@ are agent specs a user types anywhere a spec goes:
 * either with the ``td:`` modifiers: ``best@1ply``, ``bg-champion+cube2ply``, ``td:best``.
 
 ``NAME@Nply`` searches N plies; its cube stays at the registry's depth unless ``+cubeMply`` or
-``+pipcube`` is given; ``+cubelessplay`` (last) plays checkers by cubeless equity in games with
+``+pipcube`` is given; ``+cubefulplay`` (last) plays checkers by cubeful equity in games with
 stakes.  Every default of the ``nardy`` command reads the registry (the default
 tournament, ``hint``, ``rollout``, ``bench cube``, ``bench agents``, the net a variant without
 its own plays with).
@@ -35,7 +35,7 @@ ROLES = ("champion", "baseline", "milestone", "builtin")
 REGISTRY_FILE = "agents.toml"
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _MODIFIERS = re.compile(r"^(?P<name>[^@+:]+)(?P<plies>@\d+ply)?(?P<cube>\+pipcube|\+cube\d+ply)?"
-                        r"(?P<play>\+cubelessplay)?$")
+                        r"(?P<play>\+cubefulplay)?$")
 _AGENT_KEYS = {"name", "variant", "role", "path", "card", "plies", "cube_plies", "sha256", "summary", "figures",
                "recipe"}
 _FIGURE_KEYS = {"against", "ppg", "low", "high", "games", "note"}
@@ -299,7 +299,7 @@ def short_name(spec: str, variant: str | Variant | None = None) -> str | None:
     display: tournaments print these."""
     if not spec.startswith("td:"):
         return None
-    m = re.match(r"^(?P<path>.+?)(?P<mods>(@\d+ply)?(\+pipcube|\+cube\d+ply)?(\+cubelessplay)?)$", spec[3:])
+    m = re.match(r"^(?P<path>.+?)(?P<mods>(@\d+ply)?(\+pipcube|\+cube\d+ply)?(\+cubefulplay)?)$", spec[3:])
     try:
         reg = load()
         target = Path(m["path"]).resolve()

@@ -7,9 +7,7 @@ checks that the driver-based loops give the same digests.  The results a torch n
 pinned by value instead (:func:`net_values`), re-pinned on 2026-12-03 by the driver-based code
 from an AMD EPYC whose float32 products round differently from the machine that pinned them
 first (3e-8 at most between torch's CPU kernels here); every digest without a net was
-reproduced unchanged.  The cubeful rollouts' values were re-pinned on 2026-12-07 when a neural
-agent's checker play in games with stakes became cubeful (:func:`nardy_ai.cubeful.afterstate_values`;
-every other digest unchanged).  Run from the repository root: ``python tests/make_pinned_drivers.py``."""
+reproduced unchanged.  Run from the repository root: ``python tests/make_pinned_drivers.py``."""
 
 from __future__ import annotations
 

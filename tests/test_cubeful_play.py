@@ -1,15 +1,15 @@
 """Cubeful checker play (CUBE-1, CUBE-D): in a game with stakes a neural agent ranks its plays
 by the cubeful equity of each afterstate (:func:`nardy_ai.cubeful.afterstate_values`: the
-opponent's node with its own cube decision inside), as gnubg does in money play; the game
-driver passes each position's stakes, seen by its mover, to agents that ask for them;
-``+cubelessplay`` keeps the cubeless ranking."""
+opponent's node with its own cube decision inside) when made with ``+cubefulplay``, as gnubg
+does in money play; the game driver passes each position's stakes, seen by its mover, to
+agents that ask for them; by default plays are ranked by cubeless equity."""
 
 import numpy as np
 import pytest
 
 from nardy_ai import core, driver
 from nardy_ai.agents import make_agent
-from nardy_ai.agents.neural import NeuralAgent, cubeless_play_spec, parse_td_spec
+from nardy_ai.agents.neural import NeuralAgent, cubeful_play_spec, parse_td_spec
 from nardy_ai.board import OFF, flip, start_board
 from nardy_ai.cube import Stakes, cube_life
 from nardy_ai.cubeful import afterstate_values, leaf_values
@@ -94,7 +94,7 @@ def test_with_stakes_the_agent_plays_the_cubeful_best_and_without_them_the_cubel
     # the precondition: cubeless and cubeful orders of the two plays differ
     cubeless = -equity(np.array([TOO_GOOD, CASH]), BG)
     assert cubeless[0] > cubeless[1]
-    agent = NeuralAgent(ev, plies=plies)
+    agent = NeuralAgent(ev, plies=plies, cubeful_play=True)
     centred = Stakes.from_dicts([{"value": 1, "owner": "centre"}], BG)
     assert agent.plays_cubeful
     if plies == 0:
@@ -103,7 +103,7 @@ def test_with_stakes_the_agent_plays_the_cubeful_best_and_without_them_the_cubel
     else:                                            # a valid row, searched cubefully
         pick = agent.choose(after, BG, rng(), stakes=centred)
         assert 0 <= pick[0] < len(after.boards)
-    off = NeuralAgent(ev, plies=plies, cubeful_play=False)
+    off = NeuralAgent(ev, plies=plies)                # the default: cubeless
     assert not off.plays_cubeful
     assert off.choose(after, BG, rng(), stakes=centred).tolist() == agent.choose(after, BG, rng()).tolist()
 
@@ -153,22 +153,23 @@ def test_the_driver_passes_each_positions_stakes_seen_by_its_mover_to_agents_tha
     assert nostakes.calls and all(s is None for _, s in nostakes.calls)
 
 
-def test_cubelessplay_spec_keeps_the_cubeless_checker_play(tmp_path):
+def test_cubefulplay_spec_turns_on_the_cubeful_checker_play(tmp_path):
     net = NeuralEvaluator.create("backgammon", hidden=(8,), seed=3, device="cpu")
     path = tmp_path / "net.pt"
     save_checkpoint(path, {"evaluator": net.state()})
-    assert parse_td_spec(f"{path}@1ply+cube2ply+cubelessplay") == (str(path), 1, 2)
-    assert cubeless_play_spec(f"{path}+cubelessplay") and not cubeless_play_spec(str(path))
-    a = make_agent(f"td:{path}+cube1ply+cubelessplay", BG)
-    assert (a.cubeful_play, a.cube_plies, a.plies) == (False, 1, 0)
-    assert make_agent(f"td:{path}", BG).cubeful_play
-    assert not make_agent(f"td:{path}+pipcube+cubelessplay", BG).cubeful_play
+    assert parse_td_spec(f"{path}@1ply+cube2ply+cubefulplay") == (str(path), 1, 2)
+    assert cubeful_play_spec(f"{path}+cubefulplay") and not cubeful_play_spec(str(path))
+    a = make_agent(f"td:{path}+cube1ply+cubefulplay", BG)
+    assert (a.cubeful_play, a.cube_plies, a.plies) == (True, 1, 0)
+    assert not make_agent(f"td:{path}", BG).cubeful_play
+    assert make_agent(f"td:{path}+pipcube+cubefulplay", BG).cubeful_play
 
 
-def test_registry_names_carry_cubelessplay():
+def test_registry_names_carry_cubefulplay():
     from nardy_ai import registry
-    spec = registry.resolve("bg-champion+cubelessplay", "backgammon")
-    assert spec.endswith("+cube1ply+cubelessplay")
-    assert registry.short_name(spec, "backgammon") == "bg-champion+cube1ply+cubelessplay"
-    agent = make_agent("bg-champion+cubelessplay", BG)
-    assert not agent.cubeful_play and agent.cube_plies == 1
+    spec = registry.resolve("bg-champion+cubefulplay", "backgammon")
+    assert spec.endswith("+cube1ply+cubefulplay")
+    assert registry.short_name(spec, "backgammon") == "bg-champion+cube1ply+cubefulplay"
+    agent = make_agent("bg-champion+cubefulplay", BG)
+    assert agent.cubeful_play and agent.cube_plies == 1
+    assert not make_agent("bg-champion", BG).cubeful_play

@@ -32,7 +32,7 @@ from .base import Agent
 from .cube_rule import PipCountCube
 
 _SPEC = re.compile(r"^(?P<path>.+?)(@(?P<plies>\d+)ply)?(\+(?P<cube>pipcube|cube(?P<cube_plies>\d+)ply))?"
-                   r"(?P<cubeless>\+cubelessplay)?$")
+                   r"(?P<cubeful>\+cubefulplay)?$")
 
 
 class NeuralAgent(Agent):
@@ -42,7 +42,7 @@ class NeuralAgent(Agent):
 
     def __init__(self, evaluator: Evaluator, name: str = "td", plies: int = 0,
                  filters: tuple[MoveFilter, ...] | None = None, cube_plies: int | None = None,
-                 stakes_aware: bool = True, cubeful_play: bool = True):
+                 stakes_aware: bool = True, cubeful_play: bool = False):
         self.evaluator = evaluator
         self.stakes_aware = stakes_aware
         self.cubeful_play = cubeful_play
@@ -66,10 +66,11 @@ class NeuralAgent(Agent):
     def choose(self, after: Afterstates, variant: Variant, rng: np.random.Generator,
                stakes: Stakes | None = None) -> np.ndarray:
         """The row of the best afterstate of each position of ``after``.  Cubeless (by
-        :meth:`rank_for`) unless ``stakes`` are given (a game with the cube or dave: the stakes
-        of each position as the mover sees them, as the game driver passes them to an agent with
-        ``plays_cubeful``): then by cubeful equity (:func:`nardy_ai.cubeful.afterstate_values`)
-        at this agent's depth, the move filters pruning on the 0-ply cubeful values."""
+        :meth:`rank_for`) unless the agent was made with ``cubeful_play`` (``+cubefulplay``) and
+        ``stakes`` are given (a game with the cube or dave: the stakes of each position as the
+        mover sees them, as the game driver passes them to an agent with ``plays_cubeful``):
+        then by cubeful equity (:func:`nardy_ai.cubeful.afterstate_values`) at this agent's
+        depth, the move filters pruning on the 0-ply cubeful values."""
         if stakes is None or not self.cubeful_play:
             return best_afterstates(after, self.evaluator, self.plies, self.filters, rng, self.rank_for(variant))
         per_row = stakes.select(segment_ids(after.offsets))
@@ -117,9 +118,9 @@ class PipCubeNeuralAgent(PipCountCube, NeuralAgent):
 
 
 def parse_td_spec(arg: str) -> tuple[str, int, str | int]:
-    """``PATH[@Nply][+pipcube|+cubeMply][+cubelessplay]`` -> ``(PATH, N, cube)``: cube
-    ``"pip"`` or the plies of the cube decisions (N unless ``+cubeMply``).  ``+cubelessplay``
-    (:func:`cubeless_play_spec`) is not part of the answer."""
+    """``PATH[@Nply][+pipcube|+cubeMply][+cubefulplay]`` -> ``(PATH, N, cube)``: cube
+    ``"pip"`` or the plies of the cube decisions (N unless ``+cubeMply``).  ``+cubefulplay``
+    (:func:`cubeful_play_spec`) is not part of the answer."""
     m = _SPEC.match(arg)
     plies = int(m["plies"] or 0)
     cube = "pip" if m["cube"] == "pipcube" else int(m["cube_plies"]) if m["cube_plies"] else plies
@@ -141,15 +142,15 @@ def td_factory(arg: str, variant: Variant) -> NeuralAgent:
     if registry.is_name(arg):           # td:best, td:bg-champion@1ply
         arg = registry.resolve(arg, variant)[3:]
     path, plies, cube = parse_td_spec(arg)
-    cubeful = not cubeless_play_spec(arg)
+    cubeful = cubeful_play_spec(arg)
     ev = load_evaluator(path, variant, siblings="keep")
     if cube == "pip":
         return PipCubeNeuralAgent(ev, name=f"td:{arg}", plies=plies, cubeful_play=cubeful)
     return NeuralAgent(ev, name=f"td:{arg}", plies=plies, cube_plies=cube, cubeful_play=cubeful)
 
 
-def cubeless_play_spec(arg: str) -> bool:
-    """Whether a ``td:`` spec ends in ``+cubelessplay``: checker play by cubeless equity even in
-    a game with stakes (the behaviour before cubeful checker play; for comparisons)."""
+def cubeful_play_spec(arg: str) -> bool:
+    """Whether a ``td:`` spec ends in ``+cubefulplay``: in a game with stakes, checker play by
+    cubeful equity (:meth:`NeuralAgent.choose`) instead of the default cubeless equity."""
     m = _SPEC.match(arg)
-    return bool(m and m["cubeless"])
+    return bool(m and m["cubeful"])
