@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 
 import numpy as np
@@ -33,7 +32,7 @@ from nardy_ai.files import write_atomic
 from nardy_ai.machine import machine_description
 from nardy_ai.movegen import generate, segment_argmax
 from nardy_ai.search import afterstate_values as cubeless_values, cubeless
-from nardy_ai.variants import get_variant
+from nardy_ai.variants import get_variant, with_options
 
 
 def collect(agent, v, games: int, seed: int):
@@ -66,7 +65,6 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     v = get_variant(args.variant)
-    from nardy_ai.variants import with_options
     vc = with_options(v.id, stakes="cube")
     agent = make_agent(args.agent, vc)
     ev = agent.evaluator
@@ -74,8 +72,7 @@ def main(argv=None) -> int:
     boards, dice, stakes, game = collect(agent, vc, args.games, args.seed)
     t_play = time.time() - t0
     after = generate(boards, dice, vc)
-    parent = after.parent
-    per_row = stakes.select(parent)
+    per_row = stakes.select(after.parent)
     eq_cl = cubeless(ev)(cubeless_values(after.boards, ev, 0))
     eq_cf = afterstate_values(after.boards, per_row, ev, 0, vc)
     pick_cl = segment_argmax(eq_cl, after.offsets)

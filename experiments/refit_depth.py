@@ -2,7 +2,7 @@
 
 A depth (or width) comparison on equal rows and labels: reads round ``--round``'s labelled
 afterstates from a ``nardy train`` distillation run folder (``rounds/NN/labels/chunk_*.npz``:
-boards, classes, labels, in chunk order), starts from the round's teacher (the run's
+boards, classes, labels, in chunk order; every chunk of the round's sample must be there), starts from the round's teacher (the run's
 ``[model] init_from``, or the previous round's net) and refits ``--nets`` with ``--hidden`` by
 the round's own fit settings and seed (:func:`training.distill.fit_student`), then writes the
 net as a ``td:`` checkpoint and its fit figures (held-out excess, epochs, minutes) to ``OUT.json``::
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import glob
 import json
 import os
 import sys
@@ -54,10 +53,17 @@ def main(argv=None) -> int:
         ft = dataclasses.replace(ft, hidden=hidden, nets=args.nets.split(",") if args.nets else ft.nets)
         teacher = (cfg.model.init_from if r == 1
                    else os.path.join(args.run, "rounds", f"{r - 1:02d}", "candidate.pt"))
-        chunks = sorted(glob.glob(os.path.join(args.run, "rounds", f"{r:02d}", "labels", "chunk_*.npz")))
-        if not chunks:
+        folder = os.path.join(args.run, "rounds", f"{r:02d}")
+        if not os.path.exists(os.path.join(folder, "labels")):
             raise NardyError(f"{args.run}: round {r} has no label chunks")
-        parts = [read_npz(p) for p in chunks]
+        # the chunks the round's sample needs, as the run reads them (LabellingRun.read_labels)
+        n, chunk = len(read_npz(os.path.join(folder, "samples.npz"))["boards"]), cfg.rounds[r - 1].label.chunk
+        paths = [os.path.join(folder, "labels", f"chunk_{i:04d}.npz") for i in range((n + chunk - 1) // chunk)]
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            raise NardyError(f"{args.run}: round {r}'s labels are incomplete ({len(missing)} of "
+                             f"{len(paths)} chunks missing, e.g. {missing[0]})")
+        parts = [read_npz(p) for p in paths]
         boards, classes, labels = (np.concatenate([p[k] for p in parts]) for k in ("boards", "classes", "labels"))
     except (NardyError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

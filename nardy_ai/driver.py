@@ -195,6 +195,15 @@ class Outside:
     policy: Any
 
 
+def wants_stakes(policy) -> bool:
+    """Whether any policy of ``policy`` (one, a pair, or :class:`Outside`'s) plays by the
+    stakes (``plays_cubeful``): only then does a step make each position's view of them."""
+    if isinstance(policy, Outside):
+        policy = policy.policy
+    seats = policy if isinstance(policy, (tuple, list)) else (policy,)
+    return any(getattr(p, "plays_cubeful", False) for p in seats if p is not None)
+
+
 def choose(after: Afterstates, policy, turn: np.ndarray, variant, rng, idx: np.ndarray | None = None,
            stakes=None) -> np.ndarray:
     """The chosen row of every position of ``after`` (``turn`` its player on roll, ``idx`` its
@@ -364,7 +373,7 @@ def step(games: core.Games, idx: np.ndarray, dice: Callable, policy, rng=None, *
     boards = games.board if len(idx) == games.n else games.board[idx]
     after = generate(boards, d, v, notation=notation)
     turn = games.turn[idx]
-    stakes = None if games.stakes is None else games.stakes.views(idx, turn)
+    stakes = games.stakes.views(idx, turn) if games.stakes is not None and wants_stakes(policy) else None
     chosen = choose(after, policy, turn, v, rng, idx, stakes)
     played = chosen >= 0
     if played.all():

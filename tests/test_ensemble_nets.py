@@ -1,27 +1,20 @@
 """``experiments/ensemble_nets.py``: class nets of several checkpoints joined into one net
 that averages their logits (an output ensemble), loadable as an ordinary ``td:`` checkpoint."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 import torch
 
 from nardy_ai.bench.positions import random_positions
 from nardy_ai.evaluator import load_evaluator
-from nardy_ai.netset import NetSet
 from nardy_ai.model import save_checkpoint
+from nardy_ai.netset import NetSet
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from experiment_helpers import load_experiment
 
 
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "ensemble_nets", os.path.join(HERE, "..", "experiments", "ensemble_nets.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_experiment("ensemble_nets")
 
 
 def netset(seed: int, hidden) -> NetSet:

@@ -1,7 +1,6 @@
 """``experiments/refit_depth.py``: a distillation round's nets refitted on the same labelled
 rows with other hidden layers; with the round's own layers it reproduces the round's fit."""
 
-import importlib.util
 import json
 import os
 
@@ -9,17 +8,12 @@ import torch
 
 from nardy_ai.model import load_checkpoint
 
+from experiment_helpers import load_experiment
 from pipeline_helpers import make_teacher, nardy, recipe, toml_text
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "refit_depth", os.path.join(HERE, "..", "experiments", "refit_depth.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_experiment("refit_depth")
 
 
 def test_refit_with_the_rounds_layers_reproduces_its_fit_and_other_layers_refit_the_same_rows(tmp_path):
@@ -45,6 +39,20 @@ def test_refit_with_the_rounds_layers_reproduces_its_fit_and_other_layers_refit_
     figures = json.loads((tmp_path / "deep.pt.json").read_text())
     assert figures["rows"] > 0 and figures["hidden"] == [8, 8]
     assert {"contact", "crashed"} <= set(figures["fit"]) and "val_excess" in figures["fit"]["contact"]
+
+
+def test_a_round_with_a_label_chunk_missing_is_refused(tmp_path, capsys):
+    teacher = make_teacher(str(tmp_path / "teacher.pt"))
+    d = recipe(teacher)
+    d["rounds"] = d["rounds"][:1]
+    d["rounds"][0]["fit"]["max_epochs"] = 1
+    cfg = tmp_path / "r.toml"
+    cfg.write_text(toml_text(d))
+    run = tmp_path / "run"
+    assert nardy("train", "--config", str(cfg), "--out", str(run), "--jobs", "1", timeout=600).returncode == 0
+    (run / "rounds" / "01" / "labels" / "chunk_0001.npz").unlink()
+    assert script().main([str(run), "--hidden", "8", "--out", str(tmp_path / "x.pt")]) == 2
+    assert "labels are incomplete" in capsys.readouterr().err and not (tmp_path / "x.pt").exists()
 
 
 def test_a_round_without_labels_is_refused(tmp_path, capsys):
