@@ -26,6 +26,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .agent_spec import split_spec
 from .errors import NardyError, UnknownAgent
 from .variants import VARIANTS, Variant, get_variant
 
@@ -34,8 +35,6 @@ from .variants import VARIANTS, Variant, get_variant
 ROLES = ("champion", "baseline", "milestone", "builtin")
 REGISTRY_FILE = "agents.toml"
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-_MODIFIERS = re.compile(r"^(?P<name>[^@+:]+)(?P<plies>@\d+ply)?(?P<cube>\+pipcube|\+cube\d+ply)?"
-                        r"(?P<play>\+cubefulplay)?$")
 _AGENT_KEYS = {"name", "variant", "role", "path", "card", "plies", "cube_plies", "sha256", "summary", "figures",
                "recipe"}
 _FIGURE_KEYS = {"against", "ppg", "low", "high", "games", "note"}
@@ -250,10 +249,9 @@ def is_name(spec: str) -> bool:
     """Whether ``spec`` (without ``td:``) is a registry name with optional ``@Nply`` /
     ``+cubeMply`` / ``+pipcube`` modifiers.  A name of a built-in agent (``pubeval``) is
     not: those are built by their own factories."""
-    m = _MODIFIERS.match(spec.strip())
-    if not m:
+    name = split_spec(spec.strip())[0]
+    if not name or any(c in name for c in "@+:"):
         return False
-    name = m["name"]
     if name == "best":
         return True
     try:
@@ -271,17 +269,19 @@ def resolve(spec: str, variant: str | Variant) -> str:
     bare = s[3:] if s.startswith("td:") else s
     if not is_name(bare):
         return spec
-    m = _MODIFIERS.match(bare)
-    e = entry(m["name"], variant)
-    plies = int(m["plies"][1:-3]) if m["plies"] else e.plies
+    name, mods = split_spec(bare)
+    e = entry(name, variant)
+    plies = e.plies if mods.plies is None else mods.plies
     out = f"td:{e.path.as_posix()}"
     if plies:
         out += f"@{plies}ply"
-    if m["cube"]:
-        out += m["cube"]
+    if mods.cube == "pip":
+        out += "+pipcube"
+    elif mods.cube is not None:
+        out += f"+cube{mods.cube}ply"
     elif e.cube_plies != plies:
         out += f"+cube{e.cube_plies}ply"
-    return out + (m["play"] or "")
+    return out + ("+cubefulplay" if mods.cubeful_play else "")
 
 
 def tournament_agents(variant: str | Variant) -> list[str]:
@@ -299,16 +299,16 @@ def short_name(spec: str, variant: str | Variant | None = None) -> str | None:
     display: tournaments print these."""
     if not spec.startswith("td:"):
         return None
-    m = re.match(r"^(?P<path>.+?)(?P<mods>(@\d+ply)?(\+pipcube|\+cube\d+ply)?(\+cubefulplay)?)$", spec[3:])
+    path, mods = split_spec(spec[3:])
     try:
         reg = load()
-        target = Path(m["path"]).resolve()
+        target = Path(path).resolve()
     except (RegistryError, OSError):
         return None
     vid = get_variant(variant).id if variant is not None else None
     found = [e for e in reg.entries if e.path is not None and e.path.resolve() == target]
     found.sort(key=lambda e: e.variant != vid)
-    return found[0].name + m["mods"] if found else None
+    return found[0].name + mods.suffix if found else None
 
 
 def verify_all(variant: str | Variant | None = None) -> list[Entry]:

@@ -15,10 +15,9 @@ decides it by the pip-count rule of the bots without an evaluator
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
+from ..agent_spec import split_spec
 from ..cube import Stakes
 from ..cubeful import afterstate_values as cubeful_afterstates
 from ..cubeful import double_equities, take_equities
@@ -30,10 +29,6 @@ from ..search import (MAX_AGENT_PLIES, MoveFilter, Rank, best_afterstates, filte
 from ..variants import Variant, get_variant
 from .base import Agent
 from .cube_rule import PipCountCube
-
-_SPEC = re.compile(r"^(?P<path>.+?)(@(?P<plies>\d+)ply)?(\+(?P<cube>pipcube|cube(?P<cube_plies>\d+)ply))?"
-                   r"(?P<cubeful>\+cubefulplay)?$")
-
 
 class NeuralAgent(Agent):
     """Player on an :class:`~nardy_ai.evaluator.Evaluator` searching ``plies`` deep
@@ -121,14 +116,14 @@ def parse_td_spec(arg: str) -> tuple[str, int, str | int]:
     """``PATH[@Nply][+pipcube|+cubeMply][+cubefulplay]`` -> ``(PATH, N, cube)``: cube
     ``"pip"`` or the plies of the cube decisions (N unless ``+cubeMply``).  ``+cubefulplay``
     (:func:`cubeful_play_spec`) is not part of the answer."""
-    m = _SPEC.match(arg)
-    plies = int(m["plies"] or 0)
-    cube = "pip" if m["cube"] == "pipcube" else int(m["cube_plies"]) if m["cube_plies"] else plies
+    path, mods = split_spec(arg)
+    plies = mods.plies or 0
+    cube = plies if mods.cube is None else mods.cube
     for depth in (plies, cube if isinstance(cube, int) else 0):
         if depth > MAX_AGENT_PLIES:
             raise UnknownAgent(f"td:{arg}: a {depth}-ply search is not offered; use 0 to "
                                f"{MAX_AGENT_PLIES} plies (@1ply, +cube1ply)")
-    return m["path"], plies, cube
+    return path, plies, cube
 
 
 def td_factory(arg: str, variant: Variant) -> NeuralAgent:
@@ -152,5 +147,4 @@ def td_factory(arg: str, variant: Variant) -> NeuralAgent:
 def cubeful_play_spec(arg: str) -> bool:
     """Whether a ``td:`` spec ends in ``+cubefulplay``: in a game with stakes, checker play by
     cubeful equity (:meth:`NeuralAgent.choose`) instead of the default cubeless equity."""
-    m = _SPEC.match(arg)
-    return bool(m and m["cubeful"])
+    return split_spec(arg)[1].cubeful_play
