@@ -19,7 +19,7 @@ LAYERS = [
                "nardy_ai.movegen_jit",
                "nardy_ai.scoring", "nardy_ai.cube", "nardy_ai.core", "nardy_ai.driver", "nardy_ai.notation",
                "nardy_ai.formats", "nardy_ai.render", "nardy_ai.classes", "nardy_ai.files",
-               "nardy_ai.machine", "nardy_ai.stats", "nardy_ai.backends", "nardy_ai.registry",
+               "nardy_ai.machine", "nardy_ai.stats", "nardy_ai.backends", "nardy_ai.registry", "nardy_ai.agent_spec",
                "nardy_ai.engine_process"]),
     ("evaluation", ["nardy_ai.features_short", "nardy_ai.features_long", "nardy_ai.encoding",
                     "nardy_ai.bearoff", "nardy_ai.model", "nardy_ai.netset", "nardy_ai.pubeval",

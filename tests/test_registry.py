@@ -63,7 +63,7 @@ def test_short_names_for_display():
     assert registry.short_name("td:elsewhere/x.pt") is None and registry.short_name("pubeval") is None
     shared = registry.champion("long_dave").path        # one file, two entries: the variant's wins
     assert registry.short_name(f"td:{shared}", "long_dave") == "long-dave-champion"
-    # ... and for long the long entry of that file (today the champion before long-champion)
+    # ... and for long the long entry of that file (long-twoply, a former long champion)
     assert registry.short_name(f"td:{shared}", "long") == "long-twoply" != registry.champion("long").name
     former = registry.entry("long-search-targets").path
     assert registry.short_name(f"td:{former}", "long_dave") == "long-search-targets"   # its only entry
