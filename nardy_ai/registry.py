@@ -247,7 +247,8 @@ def champion(variant: str | Variant) -> Entry:
 
 def is_name(spec: str) -> bool:
     """Whether ``spec`` (without ``td:``) is a registry name with optional ``@Nply`` /
-    ``+cubeMply`` / ``+pipcube`` modifiers.  A name of a built-in agent (``pubeval``) is
+    ``+cubeMply`` / ``+pipcube`` / ``+cubefulplay`` modifiers
+    (:func:`~nardy_ai.agent_spec.split_spec`).  A name of a built-in agent (``pubeval``) is
     not: those are built by their own factories."""
     name = split_spec(spec.strip())[0]
     if not name or any(c in name for c in "@+:"):
