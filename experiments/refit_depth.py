@@ -21,7 +21,6 @@ import os
 import sys
 import time
 
-import numpy as np
 
 from nardy_ai.errors import NardyError
 from nardy_ai.evaluator import load_evaluator
@@ -31,7 +30,8 @@ from nardy_ai.model import save_checkpoint
 from nardy_ai.netset import as_netset
 from training.config import load_config
 from training.distill import SEED_FIT, fit_student
-from training.search_targets import derive_seed, read_npz
+from training.run import label_chunk_paths
+from training.search_targets import derive_seed, read_label_chunks, read_npz
 
 
 def main(argv=None) -> int:
@@ -56,15 +56,14 @@ def main(argv=None) -> int:
         folder = os.path.join(args.run, "rounds", f"{r:02d}")
         if not os.path.exists(os.path.join(folder, "labels")):
             raise NardyError(f"{args.run}: round {r} has no label chunks")
-        # the chunks the round's sample needs, as the run reads them (LabellingRun.read_labels)
+        # the label files the round's sample needs, named as the run names them
         n, chunk = len(read_npz(os.path.join(folder, "samples.npz"))["boards"]), cfg.rounds[r - 1].label.chunk
-        paths = [os.path.join(folder, "labels", f"chunk_{i:04d}.npz") for i in range((n + chunk - 1) // chunk)]
+        paths = label_chunk_paths(folder, n, chunk)
         missing = [p for p in paths if not os.path.exists(p)]
         if missing:
             raise NardyError(f"{args.run}: round {r}'s labels are incomplete ({len(missing)} of "
                              f"{len(paths)} chunks missing, e.g. {missing[0]})")
-        parts = [read_npz(p) for p in paths]
-        boards, classes, labels = (np.concatenate([p[k] for p in parts]) for k in ("boards", "classes", "labels"))
+        boards, classes, labels = read_label_chunks(paths)
     except (NardyError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -8,6 +8,9 @@ import torch
 
 from nardy_ai.model import load_checkpoint
 
+from training.run import label_chunk_paths
+from training.search_targets import read_npz
+
 from experiment_helpers import load_experiment
 from pipeline_helpers import make_teacher, nardy, recipe, toml_text
 
@@ -41,6 +44,13 @@ def test_refit_with_the_rounds_layers_reproduces_its_fit_and_other_layers_refit_
     assert {"contact", "crashed"} <= set(figures["fit"]) and "val_excess" in figures["fit"]["contact"]
 
 
+def test_label_chunk_paths_name_one_file_per_chunk_in_row_order(tmp_path):
+    paths = label_chunk_paths(str(tmp_path), 25, 10)
+    assert [os.path.relpath(p, tmp_path) for p in paths] == [
+        os.path.join("labels", f"chunk_{i:04d}.npz") for i in range(3)]
+    assert len(label_chunk_paths(str(tmp_path), 20, 10)) == 2 and label_chunk_paths(str(tmp_path), 0, 10) == []
+
+
 def test_a_round_with_a_label_chunk_missing_is_refused(tmp_path, capsys):
     teacher = make_teacher(str(tmp_path / "teacher.pt"))
     d = recipe(teacher)
@@ -50,7 +60,12 @@ def test_a_round_with_a_label_chunk_missing_is_refused(tmp_path, capsys):
     cfg.write_text(toml_text(d))
     run = tmp_path / "run"
     assert nardy("train", "--config", str(cfg), "--out", str(run), "--jobs", "1", timeout=600).returncode == 0
-    (run / "rounds" / "01" / "labels" / "chunk_0001.npz").unlink()
+    folder = run / "rounds" / "01"
+    rows = len(read_npz(str(folder / "samples.npz"))["boards"])
+    named = label_chunk_paths(str(folder), rows, d["rounds"][0]["label"]["chunk"])
+    # the run wrote exactly the label files the one naming function names
+    assert len(named) > 1 and sorted(named) == sorted(str(p) for p in (folder / "labels").iterdir())
+    (folder / "labels" / "chunk_0001.npz").unlink()
     assert script().main([str(run), "--hidden", "8", "--out", str(tmp_path / "x.pt")]) == 2
     assert "labels are incomplete" in capsys.readouterr().err and not (tmp_path / "x.pt").exists()
 

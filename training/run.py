@@ -320,6 +320,14 @@ class Run:
                    jobs=getattr(args, "jobs", None), address=args.address)
 
 
+def label_chunk_paths(unit_dir: str, rows: int, chunk: int) -> list[str]:
+    """The label files of a unit folder whose sample holds ``rows`` rows labelled ``chunk`` rows
+    a file: ``labels/chunk_NNNN.npz``, in row order (the last one may hold fewer rows).  The one
+    place that names them, for the run that writes and reads them and for scripts that read a
+    run folder."""
+    return [os.path.join(unit_dir, "labels", f"chunk_{i:04d}.npz") for i in range(-(-rows // chunk))]
+
+
 class StagedRun(Run):
     """A run of units (generations, rounds) of phases, each phase resumable (module docstring).
 
@@ -327,8 +335,8 @@ class StagedRun(Run):
     lines: ``"generation"``, ``"round"``) and provides one method per phase (``steps()``:
     phase -> callable of the unit, True when the phase is done, False when stopped),
     :meth:`unit_dir`, :attr:`units`, :meth:`_initial_state`, :meth:`_starting_evaluator`,
-    :meth:`_start_payload`, and the phase files :meth:`_read_samples`, :meth:`_chunk_path`,
-    :meth:`_label_chunk`."""
+    :meth:`_start_payload`, and the phase files :meth:`_read_samples` and :meth:`_label_chunk`
+    (the label files are :func:`label_chunk_paths` of the unit folder)."""
 
     PHASES: tuple[str, ...] = ()
     UNIT = ""
@@ -416,12 +424,13 @@ class StagedRun(Run):
     def _read_samples(self, u: int) -> dict:
         raise NotImplementedError
 
-    def _chunk_path(self, u: int, i: int) -> str:
-        raise NotImplementedError
-
     def _label_chunk(self, u: int) -> int:
         """Rows a label chunk of unit ``u`` holds."""
         raise NotImplementedError
+
+    def _chunk_paths(self, u: int) -> list[str]:
+        """Unit ``u``'s label files, in row order (reads its sample for the row count)."""
+        return label_chunk_paths(self.unit_dir(u), len(self._read_samples(u)["boards"]), self._label_chunk(u))
 
     def _inputs_on_disk(self, u: int, phase: str) -> bool:
         """Whether the files phase ``phase`` of unit ``u`` reads are on disk: the candidate
@@ -431,12 +440,10 @@ class StagedRun(Run):
             return os.path.exists(os.path.join(self.unit_dir(u), "candidate.pt"))
         if phase in ("label", "fit"):
             try:
-                n = len(self._read_samples(u)["boards"])
+                paths = self._chunk_paths(u)
             except (OSError, NardyError):
                 return False
-            chunk = self._label_chunk(u)
-            return phase == "label" or all(os.path.exists(self._chunk_path(u, i))
-                                           for i in range((n + chunk - 1) // chunk))
+            return phase == "label" or all(os.path.exists(p) for p in paths)
         return True
 
     def _rewind(self) -> None:

@@ -89,7 +89,7 @@ from nardy_ai.netset import NetSet, as_netset
 from nardy_ai.variants import Variant
 
 from .config import ConfigError, TrainConfig, check_quotas, config_from_dict
-from .run import STATE_FORMAT, StagedRun, write_json
+from .run import STATE_FORMAT, StagedRun, label_chunk_paths, write_json
 
 #: Version of the samples and label-chunk files (``format`` in each NPZ).
 FORMAT = 1
@@ -119,6 +119,13 @@ def read_npz(path: str) -> dict[str, np.ndarray]:
             return {k: z[k] for k in z.files}
     except (OSError, ValueError, EOFError) as e:
         raise SearchTargetsError(f"cannot read {path}: {e}") from None
+
+
+def read_label_chunks(paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The labelled afterstates of these label files (:func:`~.run.label_chunk_paths`),
+    concatenated in order: boards, classes, labels."""
+    parts = [read_npz(p) for p in paths]
+    return tuple(np.concatenate([p[k] for p in parts]) for k in ("boards", "classes", "labels"))
 
 
 def _settings(arrays: dict) -> dict:
@@ -821,9 +828,6 @@ class LabellingRun(StagedRun):
             raise self.ERROR(f"{path}: not a samples file of format {self.FORMAT}")
         return z
 
-    def _chunk_path(self, u: int, i: int) -> str:
-        return self._path(u, "labels", f"chunk_{i:04d}.npz")
-
     def _chunk_ok(self, path: str, settings: dict, boards: np.ndarray) -> bool:
         """A chunk file on disk that holds these rows labelled with these settings."""
         return self._npz_ok(path, settings, lambda z: np.array_equal(z["boards"], boards)
@@ -831,13 +835,11 @@ class LabellingRun(StagedRun):
 
     def read_labels(self, u: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Unit ``u``'s labelled afterstates: boards, classes, labels (chunk order)."""
-        z = self._read_samples(u)
-        chunk, n = self._label_chunk(u), len(z["boards"])
-        parts = [read_npz(self._chunk_path(u, i)) for i in range((n + chunk - 1) // chunk)]
-        if not parts:
+        paths = self._chunk_paths(u)
+        if not paths:
+            z = self._read_samples(u)
             return z["boards"], z["classes"], np.zeros((0, n_outputs(self.v)), np.float32)
-        return (np.concatenate([p["boards"] for p in parts]), np.concatenate([p["classes"] for p in parts]),
-                np.concatenate([p["labels"] for p in parts]))
+        return read_label_chunks(paths)
 
     # --- label -----------------------------------------------------------------------
 
@@ -854,16 +856,17 @@ class LabellingRun(StagedRun):
         kept.  A metrics line per chunk (:attr:`CHUNK_LINE`) and one for the phase.  False when
         stopped."""
         chunk = self._label_chunk(u)
+        paths = label_chunk_paths(self.unit_dir(u), len(boards), chunk)
         os.makedirs(self._path(u, "labels"), exist_ok=True)
         done = {i for i, lo in enumerate(range(0, len(boards), chunk))
-                if self._chunk_ok(self._chunk_path(u, i), {**settings, "chunk_index": i}, boards[lo:lo + chunk])}
+                if self._chunk_ok(paths[i], {**settings, "chunk_index": i}, boards[lo:lo + chunk])}
         tasks = label_tasks(boards, classes, two_ply, self.v, checkpoint, settings, chunk, skip=done)
         kind, rows_key = self.CHUNK_LINE
         t0, cpu, n = time.perf_counter(), 0.0, 0
         for task, (index, labels, seconds) in self._tasks(
                 label_chunk, tasks, desc, "pos", lambda t: len(t.boards),
                 len(boards) - sum(len(t.boards) for t in tasks), len(boards), rate=rate):
-            write_npz(self._chunk_path(u, index), format=np.int64(self.FORMAT), boards=task.boards, labels=labels,
+            write_npz(paths[index], format=np.int64(self.FORMAT), boards=task.boards, labels=labels,
                       classes=task.classes, **self._chunk_arrays(task, labels),
                       settings=np.array(json.dumps({**settings, "chunk_index": index})))
             cpu += seconds
