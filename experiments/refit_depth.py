@@ -21,7 +21,6 @@ import os
 import sys
 import time
 
-
 from nardy_ai.errors import NardyError
 from nardy_ai.evaluator import load_evaluator
 from nardy_ai.files import write_atomic
