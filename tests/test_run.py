@@ -61,7 +61,7 @@ class Toy(StopsAfter, StagedRun):
             return {"boards": z["boards"]}
 
     def _chunk_path(self, r, i):
-        return os.path.join(self.unit_dir(r), "labels", f"chunk_{i}.npy")
+        return self._chunk_paths(r)[i]      # the names the base class checks (label_chunk_paths)
 
     def _label_chunk(self, r):
         return 2
@@ -83,7 +83,8 @@ class Toy(StopsAfter, StagedRun):
             path = self._chunk_path(r, i)
             if os.path.exists(path):
                 continue                  # kept from a stopped session
-            np.save(path, np.full(2, i))
+            with open(path, "wb") as f:
+                np.save(f, np.full(2, i))
             self.written.append(f"{r}/{i}")
             self._log("part", r, "label", {"chunk": i}, tb=False)
             if self.stop_requested:
@@ -242,7 +243,7 @@ def test_a_kill_loses_only_the_lines_of_the_work_done_again(cfg, tmp_path):
 
 
 @pytest.mark.parametrize("phase,missing,back_to", [
-    ("gate", "candidate.pt", "fit"), ("fit", "labels/chunk_1.npy", "label"), ("fit", "samples.npz", "sample"),
+    ("gate", "candidate.pt", "fit"), ("fit", "labels/chunk_0001.npz", "label"), ("fit", "samples.npz", "sample"),
     ("label", "samples.npz", "sample")])
 def test_rewind_goes_back_to_the_phase_whose_inputs_are_on_disk(cfg, tmp_path, phase, missing, back_to):
     run = tmp_path / "run"
