@@ -4,6 +4,7 @@ after a stop mid-generation, the same labels on 1 and 2 processes, exact bear-of
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -534,6 +535,26 @@ def test_model_card_lists_measured_gauntlet_matches(reference, tmp_path):
     cubed = write_card(str(run), games=4, result_files=[str(path)], cube=True)
     rows = [line for line in cubed.splitlines() if line.startswith(("| 0 ply (Janowski) |", "| 1 ply (cubeful"))]
     assert "## Cube decisions (`nardy bench cube`, set v1: 1,500 money positions" in cubed and len(rows) == 4
+
+
+def test_model_card_shows_a_match_from_the_nets_side_whichever_seat_it_had(tmp_path):
+    """--agent names the net in result files where it was not the first agent (or had another
+    path): its pairings are mirrored to its side (points, win rate, decided pairs and their
+    intervals); pairings it did not play stay out."""
+    from training.model_card import measured_lines
+    summary = {"agents": ["caucasian-champion", "td:old/place.pt", "pubeval"], "stakes": "none", "pairings": [
+        {"agents": ["caucasian-champion", "td:old/place.pt"], "games": 10000, "points_per_game": -0.0077,
+         "points_per_game_ci95": [-0.0285, 0.0131], "win_rate": 0.497, "win_rate_ci95": [0.487, 0.507],
+         "decided_pairs_won_share": 0.48, "decided_pairs_won_ci95": [0.46, 0.50]},
+        {"agents": ["caucasian-champion", "pubeval"], "games": 10, "points_per_game": 0.5,
+         "points_per_game_ci95": [0.1, 0.9], "win_rate": 0.6, "win_rate_ci95": [0.3, 0.9]}]}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    rows = [r for r in measured_lines([str(path)], ["td:old/place.pt"]) if r.startswith("| td:")]
+    assert rows == [f"| td:old/place.pt | caucasian-champion | none | 10,000 | +0.008 (-0.013 to +0.029) "
+                    f"| 52.0% (50.0-54.0%) | 50.3% (49.3-51.3%) | `{os.path.relpath(path)}` |"]
+    first = [r for r in measured_lines([str(path)]) if r.startswith("| caucasian-champion |")]
+    assert len(first) == 2 and "| -0.008 (-0.029 to +0.013) |" in first[0]      # default: the first agent's side
 
 
 def test_fit_history_joins_earlier_generations_labels():

@@ -111,9 +111,27 @@ def search_targets_line(run_dir: str, state: dict, hours: float) -> str:
             f"{run_machines(os.path.join(run_dir, 'metrics.jsonl'))}")
 
 
-def measured_lines(result_files: list[str]) -> list[str]:
-    """A table of the pairings of gauntlet summaries (``nardy tournament --gauntlet`` output,
-    ``summary.json``) whose first agent is this net: duplicate-dice matches with intervals."""
+def _from_side(p: dict, me: str) -> dict:
+    """A tournament pairing seen from agent ``me``'s side: as stored when ``me`` is its first
+    agent, otherwise with points per game, win rate and decided-pairs share mirrored (the
+    intervals too), so that every row of a card reads as this net's result."""
+    if p["agents"][0] == me:
+        return p
+    lo, hi = p["points_per_game_ci95"]
+    wlo, whi = p["win_rate_ci95"]
+    q = dict(p, agents=[me, p["agents"][0]], points_per_game=-p["points_per_game"],
+             points_per_game_ci95=[-hi, -lo], win_rate=1 - p["win_rate"], win_rate_ci95=[1 - whi, 1 - wlo])
+    if p.get("decided_pairs_won_ci95"):
+        slo, shi = p["decided_pairs_won_ci95"]
+        q.update(decided_pairs_won_share=1 - p["decided_pairs_won_share"], decided_pairs_won_ci95=[1 - shi, 1 - slo])
+    return q
+
+
+def measured_lines(result_files: list[str], names: list[str] | None = None) -> list[str]:
+    """A table of the pairings of tournament summaries (``nardy tournament`` output,
+    ``summary.json``) that this net played: duplicate-dice matches with intervals, each from the
+    net's side. ``names``: the agent specs this net has in those files (it may have moved since
+    they were played); default each file's first agent."""
     if not result_files:
         return []
     lines = ["", "## Measured matches (duplicate-dice pairs; 95% CI over the pairs)", "",
@@ -123,10 +141,12 @@ def measured_lines(result_files: list[str]) -> list[str]:
     for path in result_files:
         with open(path, encoding="utf-8") as f:
             d = json.load(f)
-        me = d["agents"][0]
+        mine = set(names) if names else {d["agents"][0]}
         for p in d["pairings"]:
-            if p["agents"][0] != me:
+            me = next((a for a in p["agents"] if a in mine), None)
+            if me is None:
                 continue
+            p = _from_side(p, me)
             lo, hi = p["points_per_game_ci95"]
             wlo, whi = p["win_rate_ci95"]
             share, sci = p.get("decided_pairs_won_share"), p.get("decided_pairs_won_ci95")
@@ -164,7 +184,8 @@ def cube_lines(ev, v) -> list[str]:
     return lines
 
 
-def write_card(run_dir: str, games: int, result_files: list[str] | None = None, cube: bool = False) -> str:
+def write_card(run_dir: str, games: int, result_files: list[str] | None = None, cube: bool = False,
+               names: list[str] | None = None) -> str:
     search_targets = os.path.exists(os.path.join(run_dir, "state.json"))
     ckpt = os.path.join(run_dir, "current.pt" if search_targets else "checkpoint.pt")
     data = load_checkpoint(ckpt)
@@ -216,7 +237,7 @@ def write_card(run_dir: str, games: int, result_files: list[str] | None = None, 
                      + ", ".join(f"{k}: {n}" for k, n in s["levels_by_agent"][0].items()) + " |")
     lines += ["", f"Evaluation took {eval_s:.0f} s. `heuristic` is the platform's greedy "
               "rule-of-thumb bot (agents/heuristic.py), `random` plays uniformly among legal plays."]
-    lines += measured_lines(result_files or [])
+    lines += measured_lines(result_files or [], names)
     if cube:
         lines += cube_lines(ev, v)
     lines += ["", "## Config", "", "```toml", cfg.strip(), "```", ""]
@@ -231,12 +252,15 @@ def main(argv=None) -> int:
     p.add_argument("run_dir")
     p.add_argument("--games", type=int, default=2000)
     p.add_argument("--results", nargs="*", default=[],
-                   help="gauntlet summary.json files whose first agent is this net (e.g. vs gnubg:0ply)")
+                   help="tournament summary.json files in which this net played (e.g. vs gnubg:0ply)")
+    p.add_argument("--agent", action="append", default=None, metavar="SPEC",
+                   help="the agent spec this net has in the --results files, repeatable (default: each "
+                        "file's first agent); its pairings are shown from its side")
     p.add_argument("--cube", action="store_true",
                    help="add the net's cube decisions on the variant's `nardy bench cube` set (backgammon)")
     args = p.parse_args(argv)
     try:
-        print(write_card(args.run_dir, args.games, args.results, args.cube))
+        print(write_card(args.run_dir, args.games, args.results, args.cube, args.agent))
     except (NardyError, OSError) as e:           # a missing run, checkpoint or results file
         print(f"model_card: error: {e}", file=sys.stderr)
         return 1
