@@ -242,6 +242,50 @@ def test_a_kill_mid_label_or_mid_fit_or_a_fresh_clone_loses_only_that_work(finis
     assert same_weights(weights(out / "rounds/02/candidate.pt"), weights(ref / "rounds/02/candidate.pt"))
 
 
+def test_a_kill_mid_net_resumes_after_the_last_finished_epoch(finished, teacher, tmp_path, monkeypatch):
+    """A run stopped right after an epoch of a net's fit keeps that epoch (``fit_epoch.pt``):
+    the resumed fit goes on from the next epoch (no epoch logged twice), ends with the nets of
+    the run that was not stopped, and removes the file once the round's student is written."""
+    import training.distill as distill
+    ref, _ = finished
+    cfg = config_from_dict(recipe(teacher))
+    out = tmp_path / "run"
+    saved, real_save = [], distill.save_fit_epoch
+    run = DistillRun(cfg, str(out), jobs=1, print_fn=lambda *a: None)
+
+    def save_then_stop(path, payload):
+        real_save(path, payload)
+        saved.append((payload["net"], payload["state"]["epoch"]))
+        if len(saved) == 2:
+            run.request_stop()                   # the kill: the next minibatch ends the fit
+
+    monkeypatch.setattr(distill, "save_fit_epoch", save_then_stop)
+    res = run.run(progress=False)
+    run.close()
+    assert res["stopped"] and run.state["phase"] == "fit"
+    net, epoch = saved[-1]
+    epoch_file = out / "rounds/01/fit_epoch.pt"
+    assert distill.load_fit_epoch(str(epoch_file))["state"]["epoch"] == epoch
+    monkeypatch.setattr(distill, "save_fit_epoch", real_save)
+    said = []
+    again = DistillRun(cfg, str(out), resume=True, jobs=1, print_fn=said.append)
+    again.run(progress=False)
+    again.close()
+    assert f"round 1: the {net} net's fit goes on after epoch {epoch}" in said
+    for r in ("01", "02"):
+        assert same_weights(weights(out / f"rounds/{r}/candidate.pt"), weights(ref / f"rounds/{r}/candidate.pt"))
+        assert not (out / f"rounds/{r}/fit_epoch.pt").exists()
+    fitted = [(x["round"], x["net"], x["epoch"]) for x in map(json.loads, (out / "metrics.jsonl").read_text().splitlines())
+              if x["kind"] == "fit_epoch"]
+    assert len(fitted) == len(set(fitted))
+    assert ref_fit_epochs(ref) == sorted(fitted)
+
+
+def ref_fit_epochs(run) -> list:
+    return sorted((x["round"], x["net"], x["epoch"]) for x in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())
+                  if x["kind"] == "fit_epoch")
+
+
 def test_config_errors_name_the_round_and_key(teacher):
     def bad(**over):
         d = recipe(teacher)

@@ -428,6 +428,52 @@ def test_lr_halvings_continue_from_the_best_weights():
     assert halved["val_loss"] <= base["val_loss"]
 
 
+def test_a_fit_resumed_after_any_epoch_ends_as_the_fit_that_was_not_stopped(tmp_path):
+    """``on_checkpoint`` hands over the fit's whole state after each epoch (weights, best
+    weights, Adam's moments and step size, counters, both random generators); a fit resumed
+    from any of them -- written to disk and read back as a run does -- ends with the same
+    weights and figures as the fit that ran through, halvings included.  A state of other
+    labels or settings is refused, naming what differs."""
+    from dataclasses import replace
+    from training.search_targets import FitStateError, load_fit_epoch, save_fit_epoch
+    ev, x, y, start = net_and_its_own_labels()
+    target = np.clip(y + 0.2 * (np.random.default_rng(3).random(y.shape) - 0.5), 0, 1).astype(np.float32)
+    fit = replace(tiny().fit, max_epochs=30, learning_rate=0.03, lr_halvings=2)
+    states = []
+    whole = fit_net(ev, x, target, fit, seed=1, on_checkpoint=states.append)
+    end = {k: w.clone() for k, w in ev.net.state_dict().items()}
+    assert whole["lr_halvings"] >= 1 and len(states) == whole["epochs"] - 1     # none after the last
+    assert [s["epoch"] for s in states] == list(range(1, len(states) + 1))
+    after_halving = next(s for s in states if s["halvings"] == 1)
+    for state in (states[0], after_halving, states[-1]):
+        save_fit_epoch(str(tmp_path / "fit_epoch.pt"), {"state": state})
+        loaded = load_fit_epoch(str(tmp_path / "fit_epoch.pt"))["state"]
+        ev.net.load_state_dict(start)
+        later = []
+        again = fit_net(ev, x, target, fit, seed=1, on_checkpoint=later.append, resume=loaded)
+        assert again == whole
+        assert all(torch.equal(w, end[k]) for k, w in ev.net.state_dict().items())
+        assert [s["epoch"] for s in later] == list(range(state["epoch"] + 1, len(states) + 1))
+    with pytest.raises(FitStateError, match="rows_digest"):
+        fit_net(ev, x, y, fit, seed=1, resume=states[0])
+    with pytest.raises(FitStateError, match="settings"):
+        fit_net(ev, x, target, replace(fit, learning_rate=0.01), seed=1, resume=states[0])
+    with pytest.raises(FitStateError, match="seed"):
+        fit_net(ev, x, target, fit, seed=2, resume=states[0])
+
+
+def test_a_damaged_saved_fit_state_is_a_clear_error(tmp_path):
+    from nardy_ai.model import CheckpointError
+    from training.search_targets import load_fit_epoch
+    bad = tmp_path / "fit_epoch.pt"
+    bad.write_bytes(b"not a torch file")
+    with pytest.raises(CheckpointError, match="fit_epoch.pt.*delete it"):
+        load_fit_epoch(str(bad))
+    save_checkpoint(str(bad), {"evaluator": {}})          # a checkpoint, not a fit state
+    with pytest.raises(CheckpointError, match="not a saved fit state"):
+        load_fit_epoch(str(bad))
+
+
 def test_class_quotas_add_up():
     q = class_quotas(1001, {"contact": 0.6, "crashed": 0.1, "race": 0.3}, class_names("backgammon"))
     assert sum(q.values()) == 1001 and list(q) == ["contact", "crashed", "race"]

@@ -45,7 +45,10 @@ fit
     cross-entropy against the soft labels, ``fit.validation`` held out, early stop after
     ``fit.patience`` epochs without a lower held-out loss, or first ``fit.lr_halvings``
     returns to the best weights with half the learning rate.  After each net the set so far
-    is written (``partial.pt``): a kill loses at most the net being fitted.  Result: ``candidate.pt``.
+    is written (``partial.pt``), and after each epoch the state of the net being fitted
+    (``fit_epoch.pt``: weights, best weights, optimizer, epoch, counters, random generators): a
+    kill loses at most the epoch in progress, and the resumed fit ends with the same net as one
+    that was not killed.  Result: ``candidate.pt``.
 gate
     The student against the teacher at 0 ply, ``gate.games`` in duplicate-dice pairs; it
     becomes ``current.pt`` (the next teacher) when its points per game are at least
@@ -58,7 +61,8 @@ The run folder::
     state.json         round, phase, results (written atomically)
     current.pt         the current teacher (``td:DIR/current.pt``); round 0 = the starting net
     metrics.jsonl, tb/ the one metrics writer (training.metrics_log.MetricsLog)
-    rounds/NN/         sample/, rivals/, samples.npz, labels/, partial.pt, candidate.pt, gate.json
+    rounds/NN/         sample/, rivals/, samples.npz, labels/, partial.pt, fit_epoch.pt, candidate.pt,
+                       gate.json
 
 To resume on another machine only ``config.toml``, ``options.json``, ``state.json``,
 ``current.pt``, ``metrics.jsonl`` and the finished rounds' ``candidate.pt`` / ``gate.json``
@@ -92,7 +96,8 @@ from .td import can_widen, widen_copy
 from .search_targets import (DECISION_STEP, DecisionGroups, LabellingRun, class_counts, class_quotas, decision_candidates,
                              decision_rolls, derive_seed, distinct_boards, evaluator_from_bytes, evaluator_payload,
                              fit_net, fitted_classes, gate_match, initial_evaluator, joined_units, labelled_units,
-                             one_torch_thread, read_npz, sample_afterstates, write_npz)
+                             load_fit_epoch, one_torch_thread, read_npz, sample_afterstates, save_fit_epoch,
+                             write_npz)
 
 #: Version of the part, samples and chunk files of a distillation run.
 FORMAT = 1
@@ -298,7 +303,9 @@ def nets_to_fit(netset, fit) -> list[str]:
 def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndarray, fit, seed: int,
                 done: dict | None = None, on_net: Callable[[str, dict], None] = lambda *a: None,
                 on_epoch: Callable[[str, int, float, float, float], None] = lambda *a: None,
-                stop: Callable[[], bool] = lambda: False, groups: DecisionGroups | None = None) -> dict | None:
+                stop: Callable[[], bool] = lambda: False, groups: DecisionGroups | None = None,
+                on_checkpoint: Callable[[str, dict], None] | None = None,
+                resume: tuple[str, dict] | None = None) -> dict | None:
     """Refit the nets ``fit.nets`` of ``netset`` (in place) on their classes' rows of
     ``boards`` / ``labels`` (:mod:`nardy_ai.model` outcome probabilities): new nets of
     ``fit.hidden`` (``fit.activation`` or the old net's) from ``derive_seed(seed, i)`` with
@@ -310,7 +317,12 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
     in ``done`` (label -> their figures) are skipped (a resumed fit).  ``on_net(label, figures)`` after each net,
     ``on_epoch(label, epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
     figures by net (rows, warm, learning rate, losses, epochs, seconds), or None when ``stop()``
-    turned true (the net being fitted left as it was)."""
+    turned true (the net being fitted left as it was).
+
+    Within a net: ``on_checkpoint(label, state)`` after each epoch with the fit's whole state
+    (:func:`training.search_targets.fit_net`; ``state["seconds"]``: the net's fit time so far),
+    and ``resume = (label, state)`` continues that net's fit from such a state (its epoch and
+    seconds), ending as the fit that was not interrupted."""
     out = dict(done or {})
     wanted = nets_to_fit(netset, fit)
     routes = {label: (member, rows) for label, member, rows in netset.route(boards, classes)}
@@ -343,9 +355,15 @@ def fit_student(netset, boards: np.ndarray, classes: np.ndarray, labels: np.ndar
         settings = FitSettings(lr, fit.batch_size, fit.max_epochs, fit.patience, fit.validation, fit.lr_halvings, w)
         x = member.encoder(boards[rows])
         mine = groups.restricted(rows, len(boards)) if groups is not None and w > 0 else None
-        t0 = time.perf_counter()
+        state = resume[1] if resume is not None and resume[0] == label else None
+        t0 = time.perf_counter() - (state.get("seconds", 0.0) if state else 0.0)
+        save = None
+        if on_checkpoint is not None:
+            def save(st, label=label, t0=t0):
+                on_checkpoint(label, dict(st, seconds=time.perf_counter() - t0))
         res = fit_net(member, x, labels[rows], settings, s,
-                      lambda e, tl, vl, ex, label=label: on_epoch(label, e, tl, vl, ex), stop, mine)
+                      lambda e, tl, vl, ex, label=label: on_epoch(label, e, tl, vl, ex), stop, mine,
+                      on_checkpoint=save, resume=state)
         if res is None:
             return None
         if label in netset.members:
@@ -828,30 +846,30 @@ class DistillRun(LabellingRun):
     def fit_phase(self, r: int) -> bool:
         """The student: the teacher with ``fit.nets`` refitted; ``candidate.pt``.  Each net
         finished is kept in ``partial.pt`` (a resumed fit with the same fit settings starts at the
-        next net)."""
+        next net), and the net being fitted after each epoch in ``fit_epoch.pt`` (a resumed fit
+        goes on from that epoch)."""
         ft = self.cfg.rounds[r - 1].fit
         units = self.fit_units(r)
         boards, classes, labels = joined_units(units)
         groups = self.fit_groups(r, units)
         partial = self._path(r, "partial.pt")
-        done = {}
-        if os.path.exists(partial):
-            payload = load_checkpoint(partial)
-            if (payload.get("round") == r and payload.get("teacher_sha256") == self._checkpoint_bytes()[0]
-                    and payload.get("fit_settings", asdict(ft)) == asdict(ft)):
-                student = evaluator_from_state(payload["evaluator"], self.v, self.device)
-                done = payload.get("fit", {})
-            else:
-                student = self._teacher()
+        epoch_file = self._path(r, "fit_epoch.pt")
+        payload, resume = self._fit_progress(r)
+        if payload is not None:
+            student = evaluator_from_state(payload["evaluator"], self.v, self.device)
+            done = payload.get("fit", {})
         else:
-            student = self._teacher()
+            student, done = self._teacher(), {}
         netset = as_netset(student)
         sha = self._checkpoint_bytes()[0]
         bars = {}
+        if resume is not None:
+            self.print(f"round {r}: the {resume[0]} net's fit goes on after epoch {resume[1]['epoch']}")
 
         def on_epoch(label, epoch, train_loss, val_loss, excess):
             if label not in bars:
-                bars[label] = self.progress_bar(ft.max_epochs, f"round {r} fit {label}", "epoch")
+                bars[label] = self.progress_bar(ft.max_epochs, f"round {r} fit {label}", "epoch",
+                                                initial=epoch - 1)
             bars[label].update(1)
             bars[label].set_postfix(val=f"{val_loss:.5f}", excess=f"{excess:.6f}")
             if self.log_enabled:
@@ -874,10 +892,14 @@ class DistillRun(LabellingRun):
                               f"{figures['val_regret_before'] * 1000:.2f} -> {figures['val_regret'] * 1000:.2f} mp"
                               if "val_regret" in figures else ""))
 
+        def on_checkpoint(label, state):
+            save_fit_epoch(epoch_file, {"round": r, "teacher_sha256": sha, "fit_settings": asdict(ft),
+                                        "net": label, "state": state})
+
         stats_so_far = dict(done)
         try:
             stats = fit_student(netset, boards, classes, labels, ft, derive_seed(self.cfg.seed, SEED_FIT, r),
-                                done, on_net, on_epoch, self._stopping, groups)
+                                done, on_net, on_epoch, self._stopping, groups, on_checkpoint, resume)
         finally:
             for b in bars.values():
                 b.close()
@@ -885,6 +907,8 @@ class DistillRun(LabellingRun):
             return False
         save_checkpoint(self._path(r, "candidate.pt"),
                         evaluator_payload(netset, self.cfg, r, round=r, teacher_sha256=sha, fit=stats))
+        if os.path.exists(epoch_file):
+            os.remove(epoch_file)
         scalars = {}
         for label, s in stats.items():
             if "val_loss" in s:
@@ -895,6 +919,43 @@ class DistillRun(LabellingRun):
                                 if k in s})
         self._log("fit", r, "fit", scalars)
         return True
+
+    def _fit_progress(self, r: int) -> tuple[dict | None, tuple[str, dict] | None]:
+        """What round ``r``'s fit keeps of an earlier session: ``partial.pt``'s payload (the
+        nets finished) and ``(net, state)`` of ``fit_epoch.pt`` (the net in mid-fit), each when
+        it belongs to this fit (the same round, teacher and fit settings; a net not yet
+        finished), else None (that work is done again)."""
+        ft = asdict(self.cfg.rounds[r - 1].fit)
+        sha = self._checkpoint_bytes()[0]
+        payload, resume = None, None
+        partial, epoch_file = self._path(r, "partial.pt"), self._path(r, "fit_epoch.pt")
+        if os.path.exists(partial):
+            p = load_checkpoint(partial)
+            if p.get("round") == r and p.get("teacher_sha256") == sha and p.get("fit_settings", ft) == ft:
+                payload = p
+        done = payload.get("fit", {}) if payload is not None else {}
+        if os.path.exists(epoch_file):
+            e = load_fit_epoch(epoch_file)
+            if (e.get("round") == r and e.get("teacher_sha256") == sha and e.get("fit_settings") == ft
+                    and e.get("net") not in done):
+                resume = e["net"], e["state"]
+        return payload, resume
+
+    def _keep_line(self, line: dict) -> bool:
+        """As a staged run keeps lines, and in a fit in progress also the epochs of the work the
+        resume keeps: the nets finished (``partial.pt``) and the epochs of the net in mid-fit
+        up to its saved one (``fit_epoch.pt``)."""
+        r = self.state["round"]
+        if (line.get("kind") == "fit_epoch" and line.get("phase") == "fit" and self.state["phase"] == "fit"
+                and line.get("round") == r):
+            if not hasattr(self, "_kept_epochs"):
+                payload, resume = self._fit_progress(r)
+                self._kept_epochs = {net: float("inf") for net in (payload or {}).get("fit", {})}
+                if resume is not None:
+                    self._kept_epochs[resume[0]] = resume[1]["epoch"]
+            epoch = line.get("epoch")
+            return isinstance(epoch, int) and epoch <= self._kept_epochs.get(line.get("net"), 0)
+        return super()._keep_line(line)
 
     # --- phase: gate -----------------------------------------------------------------
 

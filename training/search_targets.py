@@ -68,6 +68,8 @@ a self-play ply, a chunk, a minibatch, a gate batch) and prints how to resume.
 from __future__ import annotations
 
 import contextlib
+import copy
+import hashlib
 import json
 import math
 import os
@@ -597,7 +599,8 @@ def _validation_split(n: int, share: float, rng: np.random.Generator, groups: De
 
 def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
             on_epoch: Callable[[int, float, float, float], None] = lambda *a: None,
-            stop: Callable[[], bool] = lambda: False, groups: DecisionGroups | None = None) -> dict | None:
+            stop: Callable[[], bool] = lambda: False, groups: DecisionGroups | None = None,
+            on_checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None) -> dict | None:
     """Fit one net to labels: ``x`` encoded afterstates, ``y`` ``(N, K)`` soft targets.
     Binary cross-entropy per output on the sigmoid outputs, Adam (``fit.learning_rate``),
     minibatches of ``fit.batch_size``, a held-out ``fit.validation`` share, early stop after
@@ -617,7 +620,14 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
     their values before the fit.
     ``on_epoch(epoch, train_loss, val_loss, val_excess)`` after each epoch.  Returns the
     losses, or None when ``stop()`` turned true (the net is then left with its starting
-    weights)."""
+    weights).
+
+    Resuming mid-fit: ``on_checkpoint(state)`` after each epoch the fit goes on from gets the
+    whole state of the fit (:func:`fit_state_matches` says what it holds: the weights, the best
+    epoch's weights, Adam's moments and step size, the epoch, the plateau and halving counts,
+    both random generators); ``resume=state`` continues such a fit from the epoch after it, and
+    ends with the same weights and figures as the fit that was not interrupted (same rows,
+    settings and seed; a state of other rows or settings is refused with :class:`FitStateError`)."""
     rng = np.random.default_rng(seed)
     n = len(x)
     w = float(getattr(fit, "rank_weight", 0.0))
@@ -660,7 +670,19 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
     steps = -(-len(train) // fit.batch_size)
     per_step = -(-len(train_groups) // steps) if ranked and len(train_groups) else 0
     epoch = plateau_from = halvings = 0     # plateau_from: the best epoch or the last halving
-    for epoch in range(1, fit.max_epochs + 1):
+    identity = _fit_identity(n, x, y, fit, seed, ranked)
+    if resume is not None:
+        fit_state_matches(resume, identity, raise_error=True)
+        net.net.load_state_dict(resume["weights"])
+        opt.load_state_dict(resume["optimizer"])
+        start, best_state = resume["start"], resume["best_state"]
+        before, rank_before, regret_before = resume["before"]
+        best, best_epoch, best_bce, best_rank, best_regret = resume["best"]
+        epoch, plateau_from, halvings, train_loss = (resume["epoch"], resume["plateau_from"], resume["halvings"],
+                                                     resume["train_loss"])
+        rng.bit_generator.state = resume["rng"]
+        torch.set_rng_state(resume["torch_rng"])
+    for epoch in range(epoch + 1, fit.max_epochs + 1):
         net.net.train()
         perm = torch.from_numpy(train[rng.permutation(len(train))]).to(dev)
         gperm = train_groups[rng.permutation(len(train_groups))] if per_step else None
@@ -703,6 +725,13 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
             for group in opt.param_groups:
                 group["lr"] *= 0.5
             plateau_from = epoch
+        if on_checkpoint is not None and epoch < fit.max_epochs:
+            on_checkpoint(dict(identity, epoch=epoch, plateau_from=plateau_from, halvings=halvings,
+                               train_loss=train_loss, weights=_copy_state(net.net.state_dict()),
+                               optimizer=copy.deepcopy(opt.state_dict()), start=start, best_state=best_state,
+                               before=(before, rank_before, regret_before),
+                               best=(best, best_epoch, best_bce, best_rank, best_regret),
+                               rng=copy.deepcopy(rng.bit_generator.state), torch_rng=torch.get_rng_state()))
     net.net.load_state_dict(best_state)
     out = {"val_loss_before": before, "val_loss": best_bce, "val_entropy": entropy, "best_epoch": best_epoch,
            "epochs": epoch, "lr_halvings": halvings, "train_loss": train_loss, "train_rows": int(len(train)),
@@ -711,6 +740,67 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
         out.update(rank_weight=w, decisions=int(len(groups)), val_decisions=n_vg, val_rank_before=rank_before,
                    val_rank=best_rank, val_regret_before=regret_before, val_regret=best_regret)
     return out
+
+
+class FitStateError(NardyError):
+    """A saved fit state (:func:`fit_net`'s ``on_checkpoint``) that does not belong to the fit
+    asked to resume from it: other rows, labels, settings or seed."""
+
+
+def _copy_state(state: dict) -> dict:
+    return {k: w.detach().clone() for k, w in state.items()}
+
+
+def _fit_identity(n: int, x: np.ndarray, y: np.ndarray, fit, seed: int, ranked: bool) -> dict:
+    """What a saved fit state must share with the fit that resumes from it: the rows (their
+    count and a checksum of a spread of rows and labels), the settings and the seed."""
+    pick = np.linspace(0, n - 1, num=min(n, 257)).astype(np.int64)
+    digest = hashlib.sha256(np.ascontiguousarray(x[pick]).tobytes()
+                            + np.ascontiguousarray(y[pick]).tobytes()).hexdigest()[:16]
+    settings = {k: getattr(fit, k, None) for k in ("learning_rate", "batch_size", "max_epochs", "patience",
+                                                   "validation", "lr_halvings", "rank_weight")}
+    return {"fit_state": FIT_STATE_FORMAT, "rows": int(n), "rows_digest": digest, "settings": settings,
+            "seed": int(seed), "ranked": bool(ranked)}
+
+
+def fit_state_matches(state: dict, identity: dict, raise_error: bool = False) -> bool:
+    """Whether a saved fit state (a dict of :func:`fit_net`'s ``on_checkpoint``: the identity
+    of its fit -- format, rows, a checksum of rows and labels, settings, seed -- and the epoch,
+    weights, best weights, optimizer, counters and random generators) belongs to the fit of
+    ``identity``; with ``raise_error`` a :class:`FitStateError` names the first difference."""
+    for key, want in identity.items():
+        if state.get(key) != want:
+            if raise_error:
+                raise FitStateError(f"saved fit state: {key} is {state.get(key)!r}, this fit has {want!r} "
+                                    f"(it was saved by another fit)")
+            return False
+    return True
+
+
+#: The layout version of :func:`fit_net`'s saved states.
+FIT_STATE_FORMAT = 1
+
+
+def save_fit_epoch(path: str, payload: dict) -> None:
+    """Write a fit's state after an epoch (``payload``: what the run needs to recognise it, and
+    ``state`` from :func:`fit_net`'s ``on_checkpoint``) atomically: a kill while writing leaves
+    the previous epoch's file."""
+    with atomic_file(path, CheckpointError) as f:
+        torch.save(dict(payload, fit_epoch_format=FIT_STATE_FORMAT), f)
+
+
+def load_fit_epoch(path: str) -> dict:
+    """Read :func:`save_fit_epoch`'s file (torch's weights-only loader); a damaged or foreign
+    file is a :class:`~nardy_ai.model.CheckpointError` naming it."""
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a damaged or foreign file
+        raise CheckpointError(f"cannot read the saved fit state {path}: corrupt or not a fit state "
+                              f"({type(e).__name__}); delete it to fit the net from its first epoch") from None
+    if not isinstance(data, dict) or data.get("fit_epoch_format") != FIT_STATE_FORMAT or "state" not in data:
+        raise CheckpointError(f"{path} is not a saved fit state (format {FIT_STATE_FORMAT}); delete it to fit "
+                              f"the net from its first epoch")
+    return data
 
 
 # --- gate ----------------------------------------------------------------------------------
