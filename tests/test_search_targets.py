@@ -26,7 +26,7 @@ from training.search_targets import (SearchTargetsRun, class_quotas, evaluator_p
                                      label_tasks, most_disagreeing, read_npz,
                                      decision_candidates)
 from cli_helpers import main_error
-from pipeline_helpers import toml_text
+from pipeline_helpers import same_weights, toml_text, weights
 
 ROOT = Path(__file__).resolve().parent.parent
 TD80 = str(ROOT / "checkpoints/backgammon/td80_anneal/checkpoint.pt")
@@ -160,6 +160,32 @@ def test_resume_after_stop_mid_labelling(reference, tmp_path):
     lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     assert [x["chunk"] for x in lines if x["kind"] == "label_chunk"] == [0, 1, 2]
     assert sum(x["kind"] == "sample" for x in lines) == 1
+
+
+@pytest.mark.parametrize("epochs", [2, 7])
+def test_resume_after_stop_mid_fit_goes_on_after_the_last_epoch(reference, tmp_path, epochs):
+    """Stopped right after the ``epochs``-th epoch of the fit (in the first net, or in the second
+    with the first finished), the run keeps ``fit_epoch.pt`` and its resume goes on from the
+    next epoch: the same nets as an uninterrupted run, every epoch logged once."""
+    run = tmp_path / "run"
+    first = StopAt(tiny(), str(run), log=True, print_fn=lambda s: None,
+                   when=lambda kind, n: kind == "fit_epoch" and n == epochs)
+    res = first.run(progress=False)
+    assert res["stopped"] and res["phase"] == "fit"
+    assert (run / "generations/001/fit_epoch.pt").exists()
+    said = []
+    again = SearchTargetsRun(tiny(), str(run), resume=True, print_fn=said.append)
+    assert not again.run(progress=False)["stopped"]
+    assert any("net's fit goes on after epoch" in x for x in said)
+    assert not (run / "generations/001/fit_epoch.pt").exists()
+    mine, ref = weights(run / "generations/001/candidate.pt"), weights(reference / "generations/001/candidate.pt")
+    assert set(ref) == {"contact", "race", "fallback"} and same_weights(mine, ref)
+
+    def epochs_logged(folder):
+        return [(x["net"], x["epoch"]) for x in map(json.loads, (folder / "metrics.jsonl").read_text().splitlines())
+                if x["kind"] == "fit_epoch"]
+    assert epochs_logged(run) == epochs_logged(reference)
+    assert len(epochs_logged(reference)) > epochs
 
 
 @pytest.mark.parametrize("phase", ["label", "gate"])

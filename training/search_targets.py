@@ -40,8 +40,9 @@ fit
     output against the soft targets, Adam, minibatches, a held-out validation share
     (``fit.validation``), early stop after ``fit.patience`` epochs without a lower validation
     loss (or first ``fit.lr_halvings`` returns to the best weights with half the learning
-    rate), the best epoch's weights kept (the warm start's own, if no epoch beats it).  Result:
-    ``candidate.pt``.
+    rate), the best epoch's weights kept (the warm start's own, if no epoch beats it).  After
+    each epoch ``fit_epoch.pt`` holds the nets finished and the state of the one being fitted:
+    a kill loses at most the epoch in progress.  Result: ``candidate.pt``.
 gate
     The candidate plays the current evaluator at 0 ply, ``gate.games`` games in duplicate-dice
     pairs (each pair's two games roll the same dice with the seats swapped); it becomes
@@ -69,6 +70,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import json
 import math
@@ -84,7 +86,7 @@ from nardy_ai.bearoff import BearoffEvaluator
 from nardy_ai.board import CHECKERS, OFF, flip
 from nardy_ai.classes import class_names, position_classes
 from nardy_ai.errors import NardyError
-from nardy_ai.evaluator import load_evaluator
+from nardy_ai.evaluator import evaluator_from_state, load_evaluator
 from nardy_ai.files import atomic_file, write_atomic
 from nardy_ai.model import CheckpointError, NeuralEvaluator, equity, load_checkpoint, n_outputs, save_checkpoint
 from nardy_ai.netset import NetSet, as_netset
@@ -1193,19 +1195,39 @@ class SearchTargetsRun(LabellingRun):
 
     def fit_phase(self, g: int) -> bool:
         """Fit every net of a copy of the current evaluator to the labels (with
-        ``fit.history``, also to earlier generations' labels): ``candidate.pt``."""
+        ``fit.history``, also to earlier generations' labels): ``candidate.pt``.  After each
+        epoch ``fit_epoch.pt`` holds the nets finished, their figures and the state of the net
+        being fitted (:func:`fit_net`): a resumed fit goes on after the last finished epoch."""
         boards, classes, labels = self.fit_labels(g)
-        cand = self._load_current()
+        epoch_file = self._path(g, "fit_epoch.pt")
+        sha = self._checkpoint_bytes()[0]
+        saved = self._fit_progress(g)
+        if saved is not None:
+            cand = evaluator_from_state(saved["evaluator"], self.v, self.device)
+            stats = dict(saved["fit"])
+            if saved.get("net"):
+                self.print(f"generation {g}: the {saved['net']} net's fit goes on after epoch "
+                           f"{saved['state']['epoch']}")
+        else:
+            cand, stats = self._load_current(), {}
         netset = as_netset(cand)
-        stats = {}
+        progress = {"generation": g, "teacher_sha256": sha, "fit_settings": dataclasses.asdict(self.cfg.fit)}
+
+        def save(**extra):
+            save_fit_epoch(epoch_file, dict(progress, evaluator=cand.state(), fit=dict(stats), **extra))
+
         for label, member, rows in netset.route(boards, classes):
             if not isinstance(member, NeuralEvaluator):
                 continue                        # the bear-off database is exact
             if len(rows) < 2:
                 self.print(f"generation {g}: net {label} has {len(rows)} labelled afterstate(s); not fitted")
                 continue
+            if label in stats:
+                continue                        # finished in an earlier session
+            resume = saved["state"] if saved is not None and saved.get("net") == label else None
             x = member.encoder(boards[rows])
-            bar = self.progress_bar(self.cfg.fit.max_epochs, f"fit {label} ({len(rows):,} pos)", "epoch")
+            bar = self.progress_bar(self.cfg.fit.max_epochs, f"fit {label} ({len(rows):,} pos)", "epoch",
+                                    initial=resume["epoch"] if resume else 0)
 
             def on_epoch(epoch, train_loss, val_loss, val_excess, label=label, bar=bar):
                 bar.update(1)
@@ -1215,12 +1237,15 @@ class SearchTargetsRun(LabellingRun):
 
             try:
                 res = fit_net(member, x, labels[rows], self.cfg.fit,
-                              _seed(self.cfg.seed, _FIT, g, len(stats)), on_epoch, self._stopping)
+                              _seed(self.cfg.seed, _FIT, g, len(stats)), on_epoch, self._stopping,
+                              on_checkpoint=lambda state, label=label: save(net=label, state=state),
+                              resume=resume)
             finally:
                 bar.close()
             if res is None:
                 return False
             stats[label] = res
+            save()
         scalars = {}
         for label, r in stats.items():
             scalars.update({f"val_loss_{label}": r["val_loss"], f"val_loss_before_{label}": r["val_loss_before"],
@@ -1230,8 +1255,39 @@ class SearchTargetsRun(LabellingRun):
                             f"best_epoch_{label}": r["best_epoch"], f"rows_{label}": r["train_rows"] + r["val_rows"]})
         save_checkpoint(self._path(g, "candidate.pt"),
                         evaluator_payload(cand, self.cfg, g, fit=stats))
+        if os.path.exists(epoch_file):
+            os.remove(epoch_file)
         self._log("fit", g, "fit", scalars)
         return True
+
+    def _fit_progress(self, g: int) -> dict | None:
+        """Generation ``g``'s ``fit_epoch.pt`` when it belongs to this fit (the same generation,
+        teacher and fit settings): ``evaluator`` (the nets finished), ``fit`` (their figures)
+        and, for a net in mid-fit, ``net`` and ``state``; None otherwise (the fit starts over)."""
+        path = self._path(g, "fit_epoch.pt")
+        if not os.path.exists(path):
+            return None
+        saved = load_fit_epoch(path)
+        if (saved.get("generation") != g or saved.get("teacher_sha256") != self._checkpoint_bytes()[0]
+                or saved.get("fit_settings") != dataclasses.asdict(self.cfg.fit)):
+            return None
+        return saved
+
+    def _keep_line(self, line: dict) -> bool:
+        """As a staged run keeps lines, and in a fit in progress also the epochs of the work the
+        resume keeps (``fit_epoch.pt``: the nets finished, the epochs of the net in mid-fit up
+        to its saved one)."""
+        g = self.state["generation"]
+        if (line.get("kind") == "fit_epoch" and line.get("phase") == "fit" and self.state["phase"] == "fit"
+                and line.get("generation") == g):
+            if not hasattr(self, "_kept_epochs"):
+                saved = self._fit_progress(g) or {}
+                self._kept_epochs = {net: float("inf") for net in saved.get("fit", {})}
+                if saved.get("net"):
+                    self._kept_epochs[saved["net"]] = saved["state"]["epoch"]
+            epoch = line.get("epoch")
+            return isinstance(epoch, int) and epoch <= self._kept_epochs.get(line.get("net"), 0)
+        return super()._keep_line(line)
 
     # --- phase: gate -----------------------------------------------------------------
 
