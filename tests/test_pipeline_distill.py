@@ -286,6 +286,41 @@ def ref_fit_epochs(run) -> list:
                   if x["kind"] == "fit_epoch")
 
 
+def test_rounds_from_begins_a_recipe_with_another_recipes_rounds(teacher, tmp_path):
+    """``rounds_from = "OTHER.toml"`` (relative to the recipe's folder): OTHER's rounds, then the
+    recipe's own; the text returned (what a run folder keeps) holds them all, so it loads
+    alone from any folder to the same config.  Recipes that differ in what makes rounds the
+    same, a nested ``rounds_from``, a missing file or the key inside a section are refused."""
+    from training.config import load_config
+    base = recipe(teacher)
+    (tmp_path / "base.toml").write_text(toml_text(base))
+    third = dict(base["rounds"][1], name="third")
+    more = {k: v for k, v in base.items() if k != "rounds"}
+    text = toml_text(dict(more, rounds=[third]))
+    lines = text.splitlines()
+    lines.insert(2, 'rounds_from = "base.toml"')
+    (tmp_path / "more.toml").write_text("\n".join(lines) + "\n")
+    cfg, joined = load_config(str(tmp_path / "more.toml"))
+    assert [r.name for r in cfg.rounds] == ["first", "second", "third"]
+    assert cfg.rounds[:2] == config_from_dict(base).rounds
+    elsewhere = tmp_path / "run"
+    elsewhere.mkdir()
+    (elsewhere / "config.toml").write_text(joined)
+    again, text_again = load_config(str(elsewhere / "config.toml"))
+    assert again.to_dict() == cfg.to_dict() and text_again == joined
+    assert '# rounds_from = "base.toml"' in joined
+
+    def refused(body: str, message: str):
+        (tmp_path / "bad.toml").write_text(body)
+        with pytest.raises(ConfigError, match=message):
+            load_config(str(tmp_path / "bad.toml"))
+    refused(toml_text(dict(more, seed=5, rounds=[third])).replace("seed = 5", 'seed = 5\nrounds_from = "base.toml"'),
+            "rounds_from: base.toml has seed 4, this recipe 5")
+    refused(text.replace('variant = ', 'rounds_from = "more.toml"\nvariant = '), "more.toml has its own rounds_from")
+    refused(text.replace('variant = ', 'rounds_from = "gone.toml"\nvariant = '), "rounds_from: gone.toml is not a file")
+    refused(text.replace("[run]", '[run]\nrounds_from = "base.toml"'), "run.rounds_from: unknown key")
+
+
 def test_config_errors_name_the_round_and_key(teacher):
     def bad(**over):
         d = recipe(teacher)

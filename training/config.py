@@ -33,6 +33,8 @@ Without ``[model.classes]`` the run trains one net, as before.
 from __future__ import annotations
 
 import math
+import os
+import re
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 
@@ -542,15 +544,80 @@ def config_from_dict(data: dict) -> TrainConfig:
     return cfg
 
 
-def load_config(path: str) -> tuple[TrainConfig, str]:
-    """Read and validate a TOML config file.  Returns the config and the file's text."""
+#: The top-level key of a distillation recipe that begins with another recipe's rounds.
+ROUNDS_FROM = "rounds_from"
+#: What must agree between a recipe and the one its ``rounds_from`` names.
+_SHARED_WITH_ROUNDS_FROM = ("variant", "seed", "method", "model")
+
+
+def _read_toml(path: str) -> tuple[dict, str]:
     raw = read_at_most(path, MAX_CONFIG_BYTES, f"config {path}",
                        f"is longer than {MAX_CONFIG_BYTES} bytes: not a training config", ConfigError)
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        return tomllib.loads(text), text
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"config {path} is not valid TOML: {e}") from None
-    return config_from_dict(data), raw.decode("utf-8")
+
+
+def load_config(path: str) -> tuple[TrainConfig, str]:
+    """Read and validate a TOML config file.  Returns the config and its text: the file's own,
+    or for a distillation recipe with ``rounds_from = "OTHER.toml"`` (a path relative to the
+    recipe's folder) the recipe with OTHER's ``[[rounds]]`` tables copied in before its own
+    (:func:`expand_rounds_from`), so that a run folder's copy of the text resumes alone."""
+    data, text = _read_toml(path)
+    if ROUNDS_FROM in data:
+        data, text = expand_rounds_from(path, data, text)
+    return config_from_dict(data), text
+
+
+def expand_rounds_from(path: str, data: dict, text: str) -> tuple[dict, str]:
+    """A recipe that begins with the rounds of another (``rounds_from``: its path, relative to
+    ``path``'s folder): that recipe's ``[[rounds]]`` first, then this one's, as one recipe, so a
+    recipe that goes on from a finished run of another need not copy its rounds (a resumed run
+    must match its begun rounds).  The two must agree on ``variant``, ``seed``, ``[method]`` and
+    ``[model]`` (the rounds are the same only then), and the other may not itself use
+    ``rounds_from``.  Returns the joined data and text: this file's text with the
+    ``rounds_from`` line made a comment and the other's ``[[rounds]]`` text (everything from its
+    first ``[[rounds]]`` line) put before this file's first ``[[rounds]]`` line."""
+    ref = data.pop(ROUNDS_FROM)
+    if not isinstance(ref, str) or not ref:
+        raise ConfigError(f"{ROUNDS_FROM}: must be the path of a recipe (relative to {path}'s folder)")
+    other_path = os.path.join(os.path.dirname(os.path.abspath(path)), ref)
+    if not os.path.isfile(other_path):
+        raise ConfigError(f"{ROUNDS_FROM}: {ref} is not a file (paths are relative to the folder of {path})")
+    other, other_text = _read_toml(other_path)
+    if ROUNDS_FROM in other:
+        raise ConfigError(f"{ROUNDS_FROM}: {ref} has its own {ROUNDS_FROM}; name a recipe whose rounds are "
+                          f"all written out")
+    for key in _SHARED_WITH_ROUNDS_FROM:
+        if data.get(key) != other.get(key):
+            raise ConfigError(f"{ROUNDS_FROM}: {ref} has {key} {other.get(key)!r}, this recipe "
+                              f"{data.get(key)!r}; its rounds are the same rounds only with the same "
+                              f"{', '.join(_SHARED_WITH_ROUNDS_FROM)}")
+    if not isinstance(other.get("rounds"), list) or not other["rounds"]:
+        raise ConfigError(f"{ROUNDS_FROM}: {ref} has no [[rounds]] tables")
+    joined = dict(data, rounds=list(other["rounds"]) + list(data.get("rounds", [])))
+    lines = text.splitlines(keepends=True)
+    first = next((i for i, x in enumerate(lines) if x.strip() == "[[rounds]]"), len(lines))
+    key_line = next((i for i, x in enumerate(lines[:first]) if re.match(rf"\s*{ROUNDS_FROM}\s*=", x)), None)
+    other_lines = other_text.splitlines(keepends=True)
+    other_first = next(i for i, x in enumerate(other_lines) if x.strip() == "[[rounds]]")
+    if key_line is None:
+        raise ConfigError(f"{ROUNDS_FROM}: write it as a top-level key on a line of its own, before the [[rounds]] tables")
+    lines[key_line] = f"# {lines[key_line].strip()}: its {len(other['rounds'])} round(s) copied below\n"
+    copied = "".join(other_lines[other_first:])
+    if not copied.endswith("\n"):
+        copied += "\n"
+    out = "".join(lines[:first]) + copied + "\n" + "".join(lines[first:])
+    try:
+        again = tomllib.loads(out)
+    except tomllib.TOMLDecodeError:
+        again = None
+    if again != joined:
+        raise ConfigError(f"{ROUNDS_FROM}: the rounds of {ref} cannot be copied into {path} as text: "
+                          f"both files must end with their [[rounds]] tables")
+    return joined, out
 
 
 
