@@ -8,6 +8,8 @@ the round's own fit settings and seed (:func:`training.distill.fit_student`), th
 net as a ``td:`` checkpoint and its fit figures (held-out excess, epochs, minutes) to ``OUT.json``::
 
     python experiments/refit_depth.py RUN --hidden 512,512,512 --out /tmp/deep3.pt
+    python experiments/refit_depth.py RUN --hidden 512,512 --activation elu --rows 600000 \
+        --nets contact --max-epochs 30 --out /tmp/elu.pt       # a quicker probe on a subset
 
 With the round's own hidden layers it reproduces the round's fit (same rows, same seed).
 """
@@ -39,6 +41,11 @@ def main(argv=None) -> int:
     ap.add_argument("--round", type=int, default=1)
     ap.add_argument("--hidden", required=True, help="hidden layer sizes, e.g. 512,512,512")
     ap.add_argument("--nets", default=None, help="classes to refit (default: the round's fit.nets)")
+    ap.add_argument("--activation", default=None, help="hidden activation of the new nets (sigmoid, relu, "
+                    "tanh, elu; default: the round's)")
+    ap.add_argument("--rows", type=int, default=0, help="fit on a seeded random subset of this many of the "
+                    "round's rows (default: all): a quicker probe")
+    ap.add_argument("--max-epochs", type=int, default=0, help="epoch limit (default: the round's)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: the run's)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
@@ -49,7 +56,9 @@ def main(argv=None) -> int:
             raise NardyError(f"--round {r}: the run has rounds 1 to {len(cfg.rounds)}")
         ft = cfg.rounds[r - 1].fit
         hidden = [int(h) for h in args.hidden.split(",")]
-        ft = dataclasses.replace(ft, hidden=hidden, nets=args.nets.split(",") if args.nets else ft.nets)
+        ft = dataclasses.replace(ft, hidden=hidden, nets=args.nets.split(",") if args.nets else ft.nets,
+                                 activation=args.activation or ft.activation,
+                                 max_epochs=args.max_epochs or ft.max_epochs)
         teacher = (cfg.model.init_from if r == 1
                    else os.path.join(args.run, "rounds", f"{r - 1:02d}", "candidate.pt"))
         folder = os.path.join(args.run, "rounds", f"{r:02d}")
@@ -63,6 +72,10 @@ def main(argv=None) -> int:
             raise NardyError(f"{args.run}: round {r}'s labels are incomplete ({len(missing)} of "
                              f"{len(paths)} chunks missing, e.g. {missing[0]})")
         boards, classes, labels = read_label_chunks(paths)
+        if args.rows and args.rows < len(boards):
+            import numpy as np
+            pick = np.sort(np.random.default_rng(derive_seed(cfg.seed, SEED_FIT, r, 1)).permutation(len(boards))[:args.rows])
+            boards, classes, labels = boards[pick], classes[pick], labels[pick]
     except (NardyError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -75,7 +88,8 @@ def main(argv=None) -> int:
                             f"{label} epoch {epoch}: train {tl:.6f} held-out {vl:.6f} excess {ex:.2e}", flush=True))
     save_checkpoint(args.out, {"evaluator": netset.state(), "refit_of": args.run, "round": r,
                                "hidden": hidden, "fit": stats})
-    out = {"run": args.run, "round": r, "hidden": hidden, "rows": int(len(boards)), "teacher": teacher,
+    out = {"run": args.run, "round": r, "hidden": hidden, "activation": ft.activation or "the round's nets'",
+           "rows": int(len(boards)), "teacher": teacher,
            "fit": stats, "minutes": round((time.time() - t0) / 60, 1), "machine": machine_description()}
     write_atomic(args.out + ".json", json.dumps(out, indent=1, default=float) + "\n")
     print(json.dumps({k: v for k, v in out.items() if k != "fit"}, indent=1))
