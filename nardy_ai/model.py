@@ -244,6 +244,16 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
         torch.save(dict(payload, format=CHECKPOINT_FORMAT), f)
 
 
+def read_torch_file(source, unreadable: str):
+    """What torch's safe (weights-only) loader reads from ``source`` (a path or a binary file
+    object), on the CPU; a file it cannot read is a :class:`CheckpointError` saying
+    ``unreadable`` and the kind of failure."""
+    try:
+        return torch.load(source, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a damaged or foreign file
+        raise CheckpointError(f"{unreadable} ({type(e).__name__})") from None
+
+
 def load_checkpoint(path, name: str | None = None) -> dict:
     """Read a checkpoint (a path, or a binary file object named ``name`` in errors) with
     torch's safe (weights-only) loader; clear errors otherwise."""
@@ -251,11 +261,7 @@ def load_checkpoint(path, name: str | None = None) -> dict:
         path = name = os.fspath(path)
         if not os.path.exists(path):
             raise CheckpointError(f"checkpoint {path} does not exist")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a damaged or foreign file
-        raise CheckpointError(f"cannot read checkpoint {name}: not a nardy_ai checkpoint or corrupt "
-                              f"({type(e).__name__})") from None
+    data = read_torch_file(path, f"cannot read checkpoint {name}: not a nardy_ai checkpoint or corrupt")
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT or "evaluator" not in data:
         raise CheckpointError(f"{name} is not a nardy_ai checkpoint (format {CHECKPOINT_FORMAT})")
     return data

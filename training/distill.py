@@ -941,21 +941,12 @@ class DistillRun(LabellingRun):
                 resume = e["net"], e["state"]
         return payload, resume
 
-    def _keep_line(self, line: dict) -> bool:
-        """As a staged run keeps lines, and in a fit in progress also the epochs of the work the
-        resume keeps: the nets finished (``partial.pt``) and the epochs of the net in mid-fit
-        up to its saved one (``fit_epoch.pt``)."""
-        r = self.state["round"]
-        if (line.get("kind") == "fit_epoch" and line.get("phase") == "fit" and self.state["phase"] == "fit"
-                and line.get("round") == r):
-            if not hasattr(self, "_kept_epochs"):
-                payload, resume = self._fit_progress(r)
-                self._kept_epochs = {net: float("inf") for net in (payload or {}).get("fit", {})}
-                if resume is not None:
-                    self._kept_epochs[resume[0]] = resume[1]["epoch"]
-            epoch = line.get("epoch")
-            return isinstance(epoch, int) and epoch <= self._kept_epochs.get(line.get("net"), 0)
-        return super()._keep_line(line)
+    def _kept_fit_epochs(self, r: int) -> dict[str, float]:
+        payload, resume = self._fit_progress(r)
+        kept = {net: float("inf") for net in (payload or {}).get("fit", {})}
+        if resume is not None:
+            kept[resume[0]] = resume[1]["epoch"]
+        return kept
 
     # --- phase: gate -----------------------------------------------------------------
 

@@ -88,7 +88,8 @@ from nardy_ai.classes import class_names, position_classes
 from nardy_ai.errors import NardyError
 from nardy_ai.evaluator import evaluator_from_state, load_evaluator
 from nardy_ai.files import atomic_file, write_atomic
-from nardy_ai.model import CheckpointError, NeuralEvaluator, equity, load_checkpoint, n_outputs, save_checkpoint
+from nardy_ai.model import (CheckpointError, NeuralEvaluator, equity, load_checkpoint, n_outputs, read_torch_file,
+                            save_checkpoint)
 from nardy_ai.netset import NetSet, as_netset
 from nardy_ai.variants import Variant
 
@@ -661,7 +662,7 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
         """Held-out cross-entropy, ranking loss and regret (0, 0 without decisions)."""
         return (_bce(net, xv, yv), *(rank_figures() if ranked else (0.0, 0.0)))
 
-    start = {k: w_.detach().clone() for k, w_ in net.net.state_dict().items()}
+    start = _copy_state(net.net.state_dict())
     before, rank_before, regret_before = validation()
     best = before + w * rank_before if ranked else before      # the criterion early stopping watches
     best_state, best_epoch, best_bce, best_rank, best_regret = start, 0, before, rank_before, regret_before
@@ -716,7 +717,7 @@ def fit_net(net: NeuralEvaluator, x: np.ndarray, y: np.ndarray, fit, seed: int,
         on_epoch(epoch, train_loss, val_loss, val_loss - entropy)
         if criterion < best:
             best, best_epoch, best_bce, best_rank, best_regret = criterion, epoch, val_loss, rank, regret
-            best_state = {k: w_.detach().clone() for k, w_ in net.net.state_dict().items()}
+            best_state = _copy_state(net.net.state_dict())
             plateau_from = epoch
         elif epoch - plateau_from >= fit.patience:
             if halvings >= getattr(fit, "lr_halvings", 0):
@@ -794,11 +795,8 @@ def save_fit_epoch(path: str, payload: dict) -> None:
 def load_fit_epoch(path: str) -> dict:
     """Read :func:`save_fit_epoch`'s file (torch's weights-only loader); a damaged or foreign
     file is a :class:`~nardy_ai.model.CheckpointError` naming it."""
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a damaged or foreign file
-        raise CheckpointError(f"cannot read the saved fit state {path}: corrupt or not a fit state "
-                              f"({type(e).__name__}); delete it to fit the net from its first epoch") from None
+    data = read_torch_file(path, f"cannot read the saved fit state {path}: corrupt or not a fit state; "
+                                 f"delete it to fit the net from its first epoch")
     if not isinstance(data, dict) or data.get("fit_epoch_format") != FIT_STATE_FORMAT or "state" not in data:
         raise CheckpointError(f"{path} is not a saved fit state (format {FIT_STATE_FORMAT}); delete it to fit "
                               f"the net from its first epoch")
@@ -888,6 +886,23 @@ class LabellingRun(StagedRun):
     def recipe(self, u: int):
         """The recipe of unit ``u``: its ``sample``, ``label``, ``fit`` and ``gate`` sections."""
         raise NotImplementedError
+
+    def _kept_fit_epochs(self, u: int) -> dict[str, float]:
+        """The epochs of unit ``u``'s fit that a resume keeps, by net: infinity for a net
+        finished, the saved epoch for the net in mid-fit (its ``fit_epoch.pt``)."""
+        raise NotImplementedError
+
+    def _keep_line(self, line: dict) -> bool:
+        """As a staged run keeps lines, and in a fit in progress also the epoch lines of the
+        work the resume keeps (:meth:`_kept_fit_epochs`, read once)."""
+        u = self.state[self.UNIT]
+        if (line.get("kind") == "fit_epoch" and line.get("phase") == "fit" and self.state["phase"] == "fit"
+                and line.get(self.UNIT) == u):
+            if not hasattr(self, "_kept_epochs"):
+                self._kept_epochs = self._kept_fit_epochs(u)
+            epoch = line.get("epoch")
+            return isinstance(epoch, int) and epoch <= self._kept_epochs.get(line.get("net"), 0)
+        return super()._keep_line(line)
 
     # --- the unit's files ------------------------------------------------------------
 
@@ -1273,21 +1288,12 @@ class SearchTargetsRun(LabellingRun):
             return None
         return saved
 
-    def _keep_line(self, line: dict) -> bool:
-        """As a staged run keeps lines, and in a fit in progress also the epochs of the work the
-        resume keeps (``fit_epoch.pt``: the nets finished, the epochs of the net in mid-fit up
-        to its saved one)."""
-        g = self.state["generation"]
-        if (line.get("kind") == "fit_epoch" and line.get("phase") == "fit" and self.state["phase"] == "fit"
-                and line.get("generation") == g):
-            if not hasattr(self, "_kept_epochs"):
-                saved = self._fit_progress(g) or {}
-                self._kept_epochs = {net: float("inf") for net in saved.get("fit", {})}
-                if saved.get("net"):
-                    self._kept_epochs[saved["net"]] = saved["state"]["epoch"]
-            epoch = line.get("epoch")
-            return isinstance(epoch, int) and epoch <= self._kept_epochs.get(line.get("net"), 0)
-        return super()._keep_line(line)
+    def _kept_fit_epochs(self, g: int) -> dict[str, float]:
+        saved = self._fit_progress(g) or {}
+        kept = {net: float("inf") for net in saved.get("fit", {})}
+        if saved.get("net"):
+            kept[saved["net"]] = saved["state"]["epoch"]
+        return kept
 
     # --- phase: gate -----------------------------------------------------------------
 
